@@ -1,11 +1,9 @@
 """An agent's models: each one's provider and fitted reply schemas, and which answered a step.
 
-An agent has one model or more (``create_agent(model=[...])``). A step asks the first; around
-that call, a capability may send the step to another of them (`openmolt_core.hooks.ModelAccess`:
-model fallback, `openmolt_core.capabilities.fallback`). Each model gets its own request (its
-prompt, and the reply schema fitted to its dialect), and the run's state records which model
-answered each step and its usage (`record`). The fallback feature's names that lived here
-(``ModelChain``, ``fallback_reason``...) are re-exported from it on first use.
+A step asks the first model; around that call, a capability may send it to another (`RunModels`,
+a run's `openmolt_core.hooks.ModelAccess`: model fallback). The run's state records which model
+answered each step and its usage (`record`). The fallback feature's old names here
+(``ModelChain``...) are re-exported from it on first use.
 """
 
 from __future__ import annotations
@@ -384,14 +382,9 @@ class ModelOwner(Protocol):
 	_models: AgentModels
 
 	@property
-	def models(self) -> list[str]:
-		"""The agent's model ids, the first first."""
-		...
-
+	def models(self) -> list[str]: ...
 	@property
-	def model_config(self) -> ModelConfig:
-		"""The agent's model configuration."""
-		...
+	def model_config(self) -> ModelConfig: ...
 
 	def _model(self, model: str) -> ModelSlot: ...
 	def _fit(self, envelope: Envelope, dialect: SchemaDialect | None) -> FittedSchema: ...
@@ -470,33 +463,21 @@ class RunModels:
 		return tuple((s.provider(), s.model, agent._prompt_for(s)) for s in agent._models.slots)
 
 	def context_window(self, model: str | None = None) -> int | None:
-		"""The context window a call's prompt must fit (`AgentModels.context_window`).
-
-		None: the smallest of the models a step may reach (it falls back along the chain);
-		a model's id: that model's own. None when no provider says.
-		"""
+		"""The context window a call's prompt must fit (`ModelAccess.context_window`)."""
 		models = self._agent._models
 		return (
 			models.context_window() if model is None else self._agent._model(model).context_window()
 		)
 
 	def own(self, run: Run) -> tuple[LLMProvider, str]:
-		"""The agent's models as one provider for a call of a capability's own (a summary).
-
-		Its calls go through the capabilities' ``wrap_model`` hooks, numbering their events from
-		a block taken now.
-		"""
+		"""The agent's models as one provider for a capability's own call (`ModelAccess.own`)."""
 		agent = self._agent
 		ctx = cast("RunContext", run)
 		seq = ctx.reserve_events(ctx.hooks.model_call_events)
 		return OwnCall(agent, ctx, seq), agent.model
 
 	def price(self, response: ModelResponse) -> None:
-		"""Price a response of the agent's own models that the provider did not price.
-
-		A response that calls of several models make up (``usage_by_model``) is priced part by
-		part, each at its own model's price.
-		"""
+		"""Price a response of the agent's own models, part by part (`ModelAccess.price`)."""
 		models = self._agent._models
 		if response.usage_by_model:
 			for model_id, usage in response.usage_by_model.items():

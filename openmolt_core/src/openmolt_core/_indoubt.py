@@ -1,21 +1,9 @@
 """In-doubt tool calls: started, but their result never journaled, when their worker died.
 
-A durable run replays its journal after a crash; a tool call whose step had begun but whose
-result was not recorded may or may not have taken effect. Before a call whose policy is not
-``retry`` runs, the port records its start (`openmolt_core.durability.call_started`); a replay that finds the start
-recorded handles the call by the tool's policy instead of running it blindly again:
-
-| policy | what happens to an in-doubt call |
-| --- | --- |
-| ``retry`` | it runs again (reads, and calls that carry an idempotency key) |
-| ``ask`` | the run asks a person whether it happened (it parks when nobody can answer now) |
-| ``fail`` | the call ends with an error the model reads |
-
-The default is ``retry`` for reads and for tools with an idempotency key, and ``ask`` for
-``outbound`` tools without one (an HTTP ``PATCH``, a ``POST`` whose integration names no
-``idempotencyHeader``, a function tool labelled ``outbound``; an MCP tool no server the user
-trusts marks read-only or idempotent: its call carries no key). A tool declares its own with an
-``in_doubt`` attribute (``@tool(in_doubt="fail")``, ``"inDoubt"`` on an HTTP tool's definition).
+Before a call whose policy is not ``retry`` runs, the port records its start
+(`openmolt_core.durability.call_started`); a replay that finds it handles the call by the tool's
+policy (``retry``, ``ask`` or ``fail``) instead of running it blindly again. The policies and their
+defaults: docs/guides/durable.md.
 """
 
 from __future__ import annotations

@@ -11,7 +11,8 @@ the step goes on from the first parked call.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core.commands import CallTool
@@ -28,13 +29,17 @@ if TYPE_CHECKING:
 
 __all__ = [
 	"RESUMING",
+	"deciding",
 	"hand_over",
+	"nested_alone",
 	"parked_by",
 	"parked_step",
 	"parker",
 	"refusal",
 	"restore_step",
+	"resuming_once",
 	"saved_commands",
+	"waits_for",
 	"with_given",
 ]
 
@@ -258,3 +263,83 @@ async def hand_over(
 				"capability of that name; create the agent with it to go on"
 			)
 		await resume(cap, dict(info.get("request") or {}), pending.get("given"))
+
+
+def waits_for(
+	state: RunState, answer: str | None, decision: object, given: object, *, left_out: bool
+) -> tuple[str, str | None]:
+	"""What a parked run waits for, and the answer the loop delivers (``resume``'s arguments).
+
+	``given`` (unless ``left_out``) is saved in ``state.pending`` for the capability that parked.
+
+	Raises:
+		ConfigurationError: The state waits for nothing, or ``given`` does not fit it.
+	"""
+	kind = (state.pending or {}).get("kind")
+	if kind is None:
+		raise ConfigurationError(
+			"resume: this state waits for no answer or decision (its run is not "
+			"human_input_required or approval_required); use run(history=state) to go on"
+		)
+	if kind == PARKED_BY_CAPABILITY or not left_out:
+		with_given(state, kind, answer, decision, None if left_out else given)
+		answer = None
+	return str(kind), answer
+
+
+@contextmanager
+def resuming_once(state: RunState) -> Iterator[None]:
+	"""Hold the parked step of ``state`` while a resume of this process goes on from it.
+
+	Raises:
+		ConfigurationError: Another resume of the same parked step is going on.
+	"""
+	parked = (state.run_id, state.steps)
+	if parked in RESUMING:
+		raise ConfigurationError(
+			f"resume: the run {state.run_id} is being resumed already from the step it "
+			"waits at (two resumes at once would run its calls twice); wait for that "
+			"resume's result"
+		)
+	RESUMING.add(parked)
+	try:
+		yield
+	finally:
+		RESUMING.discard(parked)
+
+
+def deciding(hooks: Hooks, pending: Mapping[str, Any], agent: str) -> Capability:
+	"""The capability whose gate parked a step and decides its calls (``approval_requests``).
+
+	Raises:
+		ConfigurationError: The step waits for no decisions (a question, a capability's `Park`).
+	"""
+	owner = parker(hooks, pending, agent)
+	if owner is None and pending.get("kind") == PARKED_BY_CAPABILITY:
+		raise ConfigurationError(
+			f"approval_requests: this run waits for what capability {parked_by(pending)} "
+			"asked for (state.pending['calls'] says what), not for approval decisions; "
+			"resume it with agent.resume(state, given=...)"
+		)
+	if owner is None:
+		raise ConfigurationError(
+			"approval_requests: this state waits for no approval (its run is not approval_required)"
+		)
+	return owner
+
+
+def nested_alone(state: RunState, name: str, method: str) -> str:
+	"""Why a nested run's state (`RunState.caller`) does not go on without its caller."""
+	caller = state.caller or {}
+	run_id = caller.get("run_id")
+	agent = caller.get("agent")
+	by = f" (agent {agent!r}, in its step {caller.get('call')})" if agent else ""
+	again = f"run agent {agent!r} again" if agent else "run its agent again"
+	return (
+		f"{method}: run {state.run_id} of agent {name!r} is nested in run {run_id}{by} and goes "
+		"on only inside it: on its own it would run without its caller's guardrails, budget, "
+		"taint and event handlers, and its result would reach no one (the step it lived in "
+		f"has ended). Go on with run {run_id} instead: resume it if it waits, or {again}; "
+		f"for agent {name!r} not to park there, give it an on_human_input_request or an "
+		"on_approval_request (its own or its caller's) that answers at once"
+	)

@@ -1131,38 +1131,18 @@ class Agent:
 		await self._refresh_tools()
 		loaded = _load(state, "resume: state")
 		if loaded.caller is not None:  # before a decision is read: it stays good for the caller
-			raise ConfigurationError(_nested_alone(loaded, self.name, "resume"))
+			from openmolt_core._park import nested_alone
+
+			raise ConfigurationError(nested_alone(loaded, self.name, "resume"))
 		if self._hooks.keep_tools:  # what follows reads its tools
 			self._hooks.keep_tools.tell(_Binder(self), loaded, False)
-		kind = (loaded.pending or {}).get("kind")
-		if kind is None:
-			raise ConfigurationError(
-				"resume: this state waits for no answer or decision (its run is not "
-				"human_input_required or approval_required); use run(history=state) to go on"
-			)
-		if kind == PARKED_BY_CAPABILITY or given is not _NOTHING:
-			from openmolt_core._park import with_given
+		from openmolt_core._park import resuming_once, waits_for
 
-			loaded = with_given(
-				loaded, kind, answer, decision, None if given is _NOTHING else given
-			)
-			answer = None
+		kind, answer = waits_for(loaded, answer, decision, given, left_out=given is _NOTHING)
 		if self.om.durability is not None:  # the backend keeps one resume per parked step
 			return await self._resume(loaded, kind, answer, decision, joined)
-		from openmolt_core._park import RESUMING
-
-		parked = (loaded.run_id, loaded.steps)
-		if parked in RESUMING:
-			raise ConfigurationError(
-				f"resume: the run {loaded.run_id} is being resumed already from the step it "
-				"waits at (two resumes at once would run its calls twice); wait for that "
-				"resume's result"
-			)
-		RESUMING.add(parked)
-		try:
+		with resuming_once(loaded):
 			return await self._resume(loaded, kind, answer, decision, joined)
-		finally:
-			RESUMING.discard(parked)
 
 	async def _resume(
 		self,
@@ -1215,22 +1195,10 @@ class Agent:
 			ConfigurationError: The state waits for no approval (a run a capability parked
 				with `openmolt_core.hooks.Park` waits for ``resume(state, given=...)``).
 		"""
-		from openmolt_core._park import parked_by, parker
+		from openmolt_core._park import deciding
 
 		loaded = _load(state, "approval_requests: state")
-		pending = loaded.pending or {}
-		owner = parker(self._hooks, pending, self.name)
-		if owner is None and pending.get("kind") == PARKED_BY_CAPABILITY:
-			raise ConfigurationError(
-				f"approval_requests: this run waits for what capability {parked_by(pending)} "
-				"asked for (state.pending['calls'] says what), not for approval decisions; "
-				"resume it with agent.resume(state, given=...)"
-			)
-		if owner is None:
-			raise ConfigurationError(
-				"approval_requests: this state waits for no approval (its run is not "
-				"approval_required)"
-			)
+		owner = deciding(self._hooks, loaded.pending or {}, self.name)
 		requests: list[ApprovalRequest] = self._ask(loaded, owner.requests)
 		return requests
 
@@ -1407,7 +1375,9 @@ class Agent:
 
 				await nesting_begins(self.name, [*self.in_doubt.values(), policy], link)
 		elif state.caller is not None:
-			raise ConfigurationError(_nested_alone(state, self.name, "run"))
+			from openmolt_core._park import nested_alone
+
+			raise ConfigurationError(nested_alone(state, self.name, "run"))
 		if port is None and link is None and state.pending is not None and not checked:
 			await self._check_delivery(state, answer, decisions)  # run(history=parked state)
 		if port is None:
@@ -2269,23 +2239,6 @@ def _not_callers_user(caller: str, user: str) -> str:
 		f"run: the calling run acts for {caller!r}, so a run nested in it acts for {caller!r} "
 		f"too, not {user!r}: it would use {user!r}'s accounts and files for {caller!r}'s run; "
 		"leave user= out (a nested run takes its caller's), or run it outside the call"
-	)
-
-
-def _nested_alone(state: RunState, name: str, method: str) -> str:
-	"""Why a nested run's state (`RunState.caller`) does not go on without its caller."""
-	caller = state.caller or {}
-	run_id = caller.get("run_id")
-	agent = caller.get("agent")
-	by = f" (agent {agent!r}, in its step {caller.get('call')})" if agent else ""
-	again = f"run agent {agent!r} again" if agent else "run its agent again"
-	return (
-		f"{method}: run {state.run_id} of agent {name!r} is nested in run {run_id}{by} and goes "
-		"on only inside it: on its own it would run without its caller's guardrails, budget, "
-		"taint and event handlers, and its result would reach no one (the step it lived in "
-		f"has ended). Go on with run {run_id} instead: resume it if it waits, or {again}; "
-		f"for agent {name!r} not to park there, give it an on_human_input_request or an "
-		"on_approval_request (its own or its caller's) that answers at once"
 	)
 
 
