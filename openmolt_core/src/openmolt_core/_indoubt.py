@@ -1,21 +1,9 @@
 """In-doubt tool calls: started, but their result never journaled, when their worker died.
 
-A durable run replays its journal after a crash; a tool call whose step had begun but whose
-result was not recorded may or may not have taken effect. Before a call whose policy is not
-``retry`` runs, the port records its start (`openmolt_core.durability.call_started`); a replay that finds the start
-recorded handles the call by the tool's policy instead of running it blindly again:
-
-| policy | what happens to an in-doubt call |
-| --- | --- |
-| ``retry`` | it runs again (reads, and calls that carry an idempotency key) |
-| ``ask`` | the run asks a person whether it happened (it parks when nobody can answer now) |
-| ``fail`` | the call ends with an error the model reads |
-
-The default is ``retry`` for reads and for tools with an idempotency key, and ``ask`` for
-``outbound`` tools without one (an HTTP ``PATCH``, a ``POST`` whose integration names no
-``idempotencyHeader``, a function tool labelled ``outbound``; an MCP tool no server the user
-trusts marks read-only or idempotent: its call carries no key). A tool declares its own with an
-``in_doubt`` attribute (``@tool(in_doubt="fail")``, ``"inDoubt"`` on an HTTP tool's definition).
+Before a call whose policy is not ``retry`` runs, the port records its start
+(`openmolt_core.durability.call_started`); a replay that finds it handles the call by the tool's
+policy (``retry``, ``ask`` or ``fail``) instead of running it blindly again. The policies and their
+defaults: docs/guides/durable.md.
 """
 
 from __future__ import annotations
@@ -24,7 +12,7 @@ import json
 from typing import Any
 
 from openmolt_core.errors import OpenMoltError
-from openmolt_core.tools import InDoubt
+from openmolt_core.tools import CallingRun, InDoubt, strictest
 from openmolt_core.tools import check_in_doubt as check_policy
 
 __all__ = [
@@ -36,6 +24,7 @@ __all__ = [
 	"in_doubt_entry",
 	"key_outlived",
 	"nested_doubt",
+	"nesting_begins",
 	"question",
 ]
 
@@ -138,6 +127,29 @@ class NestedRunInDoubt(OpenMoltError):
 			agent=agent,
 			policy=policy,
 		)
+
+
+async def nesting_begins(agent: str, policies: list[InDoubt | None], link: CallingRun) -> None:
+	"""Tell a durable calling run that a run of ``agent``, nested in its call, starts.
+
+	A run whose tools may not run twice, begun by a tool's code (``parent=context.run``) under a
+	call retried after a crash, is not covered by the call's own policy: the caller records it,
+	and one an earlier execution of the call had begun does not start again.
+
+	Args:
+		agent: The nested run's agent.
+		policies: The in-doubt policies of its tools and capabilities (None: no say).
+		link: The calling run.
+
+	Raises:
+		NestedRunInDoubt: An earlier execution of the call began a run here.
+	"""
+	policy = strictest([p for p in policies if p is not None])
+	if policy == "retry" or link.nesting is None:
+		return
+	found = await link.nesting(policy)
+	if found is not None:
+		raise NestedRunInDoubt.of(agent, found)
 
 
 def nested_doubt(exc: BaseException) -> InDoubt | None:

@@ -1,30 +1,10 @@
 """A journal never holds a secret: the port a durability backend gets journals redacted values.
 
-A durable run journals each step's value (a tool's result, a model's reply, a person's answer) so
-that a replay returns it instead of acting again. Those values come from outside: a tool result
-can echo a token, an error can quote a header. `RedactedPort` wraps the backend's port and masks
-every secret the agent knows (`openmolt_core.secrets.Redactor`: its tools' credentials, the
-instance's keys) in each value before the journal stores it.
-
-The run reads what the journal holds, on its first execution as on a replay: the masked value.
-That is the contract, and it costs nothing that matters, because the run never hands a secret
-on anyway: what a tool returns reaches the model, the events and the stores only through the
-same redactor. Secrets reach tools from their bindings (credentials, config), never from the
-journal, so a replayed run calls its tools with the same credentials as the first. What can
-differ is code that reads a step's raw value in the process (a tool result shown to a
-guardrail judge before redaction): a durable run sees it masked, live and on replay alike, so
-the two never diverge. An in-process run (`openmolt_core.durability.LOCAL_PORT`) has no journal
-and is not wrapped.
-
-A step that fails is journaled with its error: the error is masked in place before the backend
-sees it (`Redactor.exception`), as the run masks it anyway once it reaches the loop. What a
-durable backend keeps of a run besides its steps (the workflow's input, output and error) is the
-backend's to mask, with the same redactor (`openmolt_core.agent.Agent.redact`).
-
-A step whose value is a run's state (the step ``start`` journals a new run's) is masked as the
-run store masks one (`openmolt_core.files.masked_state`): the base64 of a file sent with a turn
-is screened as bytes, so a secret known by then (one learned during the run, an integration
-bound later) leaves the file kept, kept masked (a text) or left out, never broken.
+`RedactedPort` wraps the backend's port and masks every secret the agent knows in each step's
+value (and a failed step's error) before the journal stores it. The run reads what the journal
+holds, on its first execution as on a replay: the masked value, so the two never diverge; secrets
+reach tools from their bindings, never from the journal. What a backend keeps besides its steps
+is its own to mask, with the same redactor (`openmolt_core.agent.Agent.redact`).
 """
 
 from __future__ import annotations

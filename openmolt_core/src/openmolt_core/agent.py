@@ -5,11 +5,8 @@ the system prompt and the first user turn (instructions, tools, input) never cha
 and each step appends the model's cleaned reply and one user turn with the results.
 
 Budgets (docs/guides/budgets.md): ``max_steps`` is the most model calls a run makes, the last one
-told it is the last; ``timeout`` bounds the whole run, model calls, tools, waits and a person's
-answer alike, and ends it with ``limit_reached`` the moment it runs out (tools listed at run time,
-before the first step, are bounded by it too: an `IntegrationError` when they are not). Other
-limits are capabilities' (`Capability.before_step`, `Capability.last_step`): ``max_tokens`` and
-``max_cost`` are `openmolt_core.capabilities.budget`'s.
+told it is the last; ``timeout`` bounds the whole run and ends it with ``limit_reached`` the moment
+it runs out. Other limits are capabilities' (`Capability.before_step`, `Capability.last_step`).
 
 Whatever happens, the state stays a valid conversation: a cancelled or timed-out step records its
 unfinished calls as interrupted, a parked question waits in ``state.pending``, and every ending
@@ -23,7 +20,7 @@ import functools
 import json
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
@@ -32,7 +29,10 @@ from openmolt_core._binding import BoundTool
 from openmolt_core._chain import (
 	AgentModels,
 	ModelSlot,
+	RunModels,
 	add_by_model,
+	blocked,
+	no_room,
 	slot_id,
 	spend_failed,
 	split_id,
@@ -50,7 +50,6 @@ from openmolt_core._execute import (
 	RunEnd,
 	StepRecord,
 	answer_entry,
-	calling,
 	check,
 	in_call,
 	run_step,
@@ -103,7 +102,7 @@ from openmolt_core.llm import (
 )
 from openmolt_core.prompt import dumps, maestro_prompt
 from openmolt_core.result import PARKED_STATUSES, RunResult, RunState
-from openmolt_core.tools import MAX_NESTING, strictest
+from openmolt_core.tools import MAX_NESTING
 
 if TYPE_CHECKING:
 	from pathlib import Path
@@ -154,11 +153,7 @@ _LAST_STEP = (
 
 
 class Instance(Protocol):
-	"""What an agent needs of the instance that owns it (`openmolt_core.openmolt.OpenMolt`).
-
-	The kernel names this, not the assembly layer's class: an agent's instance is whatever offers
-	these (the ``OpenMolt`` it was created by, in practice).
-	"""
+	"""What an agent needs of the instance that owns it (in practice, the ``OpenMolt`` that made it)."""
 
 	@property
 	def secrets(self) -> SecretSet:
@@ -310,16 +305,13 @@ class Agent:
 		max_tokens: Tokens (input + output, summed) after which no model call starts.
 		timeout: Seconds the whole run may take.
 		limits: Caps on replies, results, memory and answers.
-		max_cost: USD the run may spend on model calls (sub-agents' included), after which no
-			model call starts (`openmolt_core.capabilities.budget`, which the assembly attaches).
+		max_cost: USD the run may spend on model calls (sub-agents' included).
 		on_approval_request: Decides the calls that wait for approval (the approvals capability
 			marks them); None parks the run (``approval_required``).
-		models: The agent's other models, after the first: a capability may send a step to one
-			of them (`openmolt_core.hooks.ModelAccess`).
+		models: The agent's other models, after the first (`openmolt_core.hooks.ModelAccess`).
 		files: The agent's view of the file store (large results are kept there).
 		capabilities: Behaviour attached to the agent's runs, in the order the hooks run
-			(`openmolt_core.hooks`): the instance's first, then the agent's own; or their
-			`Hooks`, already resolved.
+			(`openmolt_core.hooks`); or their `Hooks`, already resolved.
 	"""
 
 	__slots__ = (
@@ -418,9 +410,8 @@ class Agent:
 		self._prefix_fit: FittedSchema | None = None  # the fit the prefix was built for
 		self._files = files
 		self._toolset: ToolSet | None = None
-		# What checks the agent's models with its options once they change after creation (the
-		# compaction setters): the assembly's (prices under max_cost, provider_options by
-		# provider), set when it builds the agent; None: an agent built by hand checks nothing.
+		# The assembly's check of the agent's options against its models, after a setter changed
+		# them (None: an agent built by hand checks nothing).
 		self._models_check: Callable[[Agent, str], None] | None = None
 		if self._hooks.list_tools and not self._hooks.refresh_tools:
 			raise ConfigurationError(
@@ -450,8 +441,7 @@ class Agent:
 			)
 
 	def _mark(self, tools: Iterable[BoundTool]) -> None:
-		# What the capabilities say of the whole tool set (labels: the safety capability; which
-		# calls wait for a decision: the approvals capability).
+		# What the capabilities say of the whole tool set (`Capability.describe_tools`).
 		if self._hooks.describe_tools:
 			records = list(tools)
 			allowed = tuple(t.handle for t in records if t.allowed)
@@ -472,9 +462,7 @@ class Agent:
 	def redact(self) -> Redactor:
 		"""What masks every secret the agent knows now, as its runs' ``ctx.redact`` does.
 
-		Its tools' credentials, the instance's secrets and the tokens its integrations learn
-		later (a refresh). What keeps a run's values outside the run (a durable backend's
-		store) masks them with it.
+		Its tools' credentials, the instance's secrets and the tokens its integrations learn later.
 		"""
 		return self._redactor
 
@@ -496,10 +484,8 @@ class Agent:
 	def model_config(self) -> ModelConfig:
 		"""The configuration of the agent's model calls (`openmolt_core.llm.ModelConfig`).
 
-		Set it to a `ModelConfig` or a dict of its settings: read and checked as
-		``create_agent(model_config=...)`` is (``provider_options`` keyed by provider when the
-		agent's models, or its summary model, are of several providers; no key for a provider
-		it does not use). A setting refused leaves the agent as it was.
+		Set it to a `ModelConfig` or a dict of its settings, read and checked as
+		``create_agent(model_config=...)`` is; a setting refused leaves the agent as it was.
 
 		Raises:
 			ConfigurationError: The configuration is not one, or does not hold for the agent's
@@ -549,13 +535,8 @@ class Agent:
 	def _changed_models(self, old: Capability | None, new: Capability | None, where: str) -> None:
 		"""Swap a capability that changes which models the agent calls, checked as at creation.
 
-		The summary model's provider counts in ``provider_options`` keyed by provider (a key for
-		a provider no longer used, or unkeyed options on models now of several providers, would
-		go into a body as they are) and its price in ``max_cost``: a change that breaks either
-		is refused and the agent left as it was.
-
 		Raises:
-			ConfigurationError: The agent's options do not hold for its new models.
+			ConfigurationError: The agent's options do not hold for its new models (unchanged).
 		"""
 		hooks, toolset = self._hooks, self._toolset
 		self._replace(old, new)
@@ -566,15 +547,7 @@ class Agent:
 		self._rechecked(where, undo)
 
 	def _rechecked(self, where: str, undo: Callable[[], None]) -> None:
-		"""Check the agent's options against its models again (`_models_check`, the assembly's).
-
-		Args:
-			where: The setter, for the message.
-			undo: Puts the agent back as it was; called when the check refuses.
-
-		Raises:
-			ConfigurationError: The check refused (the agent is as it was before the change).
-		"""
+		"""Check the agent's options against its models again; ``undo`` when the check refuses."""
 		check = self._models_check
 		if check is None:  # an agent built by hand checks nothing
 			return
@@ -638,12 +611,9 @@ class Agent:
 
 	@property
 	def builtin_labels(self) -> dict[str, frozenset[str]]:
-		"""The labels of its built-in tools (``openmolt.<handle>``), by handle.
+		"""The labels of its capabilities' built-in tools (``openmolt.<handle>``), by handle.
 
-		The tools its capabilities add as the run's machinery (`Capability.builtin_tools`): a
-		run may call them as it calls its own, so a caller of this agent counts what they do
-		(`openmolt_core.taint.nested_labels`). Those that declare no labels count as
-		``untrusted`` and ``outbound``.
+		A caller of this agent counts what they do too (`openmolt_core.taint.nested_labels`).
 		"""
 		if not any(builds(cap, "builtin_tools") for cap in self._hooks.capabilities):
 			return {}  # only an agent with such capabilities builds its tool set for this
@@ -652,21 +622,16 @@ class Agent:
 
 	@property
 	def in_doubt(self) -> dict[str, InDoubt]:
-		"""The in-doubt policy of the tools this agent can see, by handle.
-
-		What a durable run does with a call found started but unfinished after a crash
-		(`openmolt_core._indoubt`): ``retry``, ``ask`` or ``fail``.
-		"""
+		"""The in-doubt policy of the tools this agent can see, by handle (`openmolt_core._indoubt`)."""
 		return {h: t.in_doubt for h, t in self._tools.items() if t.allowed}
 
 	@property
 	def approval_rules(self) -> dict[str, str | None]:
 		"""The approval rule of the tools this agent can see, by handle.
 
-		The rule of its policy (``requires_approval``) that makes a call of the tool wait for a
-		decision; None for a tool whose calls run unasked. Its capabilities' built-in tools
-		(``openmolt.<handle>``) too, with the rule a capability holds their calls under
-		(`openmolt_core.hooks.Capability.builtin_approval`: ``"*"`` selects ``openmolt.post``).
+		The rule of its policy (``requires_approval``) that makes a call wait for a decision;
+		None for a tool whose calls run unasked. Its capabilities' built-in tools too
+		(`openmolt_core.hooks.Capability.builtin_approval`).
 		"""
 		rules = {h: t.approval for h, t in self._tools.items() if t.allowed}
 		caps = self._hooks.capabilities
@@ -704,8 +669,7 @@ class Agent:
 			input_schema: The tool's input (default: ``{"task": str}``, given as the input).
 
 		Returns:
-			The tool (an `openmolt_core.subagents.AgentTool`, made by the instance); see
-			`openmolt_core.subagents` for how its runs nest.
+			The tool (an `openmolt_core.subagents.AgentTool`, made by the instance).
 		"""
 		return self.om.agent_tool(
 			self, name=name, description=description, input_schema=input_schema
@@ -718,11 +682,7 @@ class Agent:
 
 	@property
 	def envelope(self) -> Envelope:
-		"""The agent's reply schema at the start of a run, in parts (`openmolt_core.envelope`).
-
-		A run whose capabilities make more tools callable (tools loaded from tool search's
-		catalog, ``openmolt.readResult``) gets a larger one from the step after.
-		"""
+		"""The agent's reply schema at the start of a run, in parts (`openmolt_core.envelope`)."""
 		return self._tool_set().envelope()[1]
 
 	@property
@@ -733,20 +693,14 @@ class Agent:
 	def structured_output(self) -> FittedSchema:
 		"""The reply schema fitted to the provider's dialect, and the mode that took effect.
 
-		A provider that declares no dialect (``schema_dialect``) gets the canonical schema as a
-		guide, with mode ``off``: nothing constrains its replies but the loop's validation.
+		A provider that declares no dialect gets the canonical schema as a guide, mode ``off``.
 		"""
 		primary = self._models.primary
 		primary.begin(self.model_config)  # asked again: a setting or the server may change it
 		return primary.fitted(*self._tool_set().envelope(), self._fit)
 
 	def _fit(self, envelope: Envelope, dialect: SchemaDialect | None) -> FittedSchema:
-		"""The reply schema a model's requests send (`ModelSlot.fitted` asks on a miss).
-
-		Fitting it to the provider's dialect is a capability's (`Capability.fit_reply`:
-		`openmolt_core.capabilities.StructuredOutput`); without a dialect, or a capability that
-		fits it, the canonical schema goes as a guide, with mode ``off``.
-		"""
+		"""The reply schema a model's requests send (`Capability.fit_reply`'s, else ``off``)."""
 		fitted = (
 			self._hooks.fit_reply.ask(envelope, dialect)
 			if dialect is not None and self._hooks.fit_reply
@@ -840,13 +794,9 @@ class Agent:
 	) -> str:
 		"""The first user turn: instructions and tools (static), then earlier turns, memory, plan, input.
 
-		Every secret the agent knows is masked in it, in every spelling.
-
-		Memory and plan appear only when they hold something (a resumed plan, long-term memory
-		from earlier runs): empty ones would cost bytes at every step for nothing. The earlier
-		turns a capability opens a run with (`openmolt_core.hooks.Opening`: a conversation's) come
-		right after the static part: a new turn only appends to them, so the prefix stays the same
-		from one turn to the next.
+		Every secret the agent knows is masked in it. Memory and plan appear only when they hold
+		something; the earlier turns a capability opens a run with (`openmolt_core.hooks.Opening`)
+		come right after the static part, so the prefix stays the same from one turn to the next.
 		"""
 		rest: dict[str, Any] = {}
 		if earlier:
@@ -868,9 +818,8 @@ class Agent:
 		"""A hash of what a journaled run of this agent depends on.
 
 		The name, models, instructions, tool schemas, output schema, whether it may ask a person
-		and what its capabilities add (tool search's settings): a durable engine records it in
-		its application version, so a run is recovered only by a process that built the same
-		agent.
+		and what its capabilities add: a durable run is recovered only by a process that built the
+		same agent.
 		"""
 		tools = [
 			[h, t.tool.input_schema, t.tool.output_schema, t.allowed]
@@ -927,14 +876,10 @@ class Agent:
 			attachments: Images or PDFs for the model, sent with the first turn.
 			parent: The run that calls this agent as a tool (a tool's ``context.run``): the
 				run nests in it (`openmolt_core.subagents`). Agent tools pass it.
-			session: The conversation this run continues (`openmolt_core.sessions`): the model
-				sees its earlier turns, and the run's input and reply are appended to it. A
-				``history`` given with it must be a fresh state (no messages).
-			user: The end user the run acts for: integrations bound with ``account: "user"``
-				use this user's credential (`openmolt_core.accounts`); kept in the state, so a
-				resumed run acts for the same user. None: the operator (a sub-agent's run: its
-				caller's user). A run nested in a run for a user (``parent``) acts for that user:
-				another is refused.
+			session: The conversation this run continues (`openmolt_core.sessions`); a
+				``history`` given with it must be a fresh state.
+			user: The end user the run acts for (`openmolt_core.accounts`), kept in the state.
+				None: the operator, or the calling run's user (``parent``; another is refused).
 
 		Returns:
 			The result: validated output, status, plan, usage and the full state.
@@ -974,9 +919,8 @@ class Agent:
 		"""Run the agent and receive its events as they happen, the model's text included.
 
 		``async with agent.stream(input) as run:`` starts the run; ``async for event in run``
-		yields its events (``text:delta`` while the model writes its message, ``command:ready``
-		as each command arrives, then the tool calls and results); ``await run.result()`` gives
-		what `run` returns. See `openmolt_core.runstream` and docs/guides/streaming.md.
+		yields its events; ``await run.result()`` gives what `run` returns
+		(`openmolt_core.runstream`).
 
 		Args:
 			input: As for `run`.
@@ -1065,12 +1009,7 @@ class Agent:
 	async def _keep_attachments(
 		self, attachments: Sequence[Attachment], state: RunState
 	) -> list[Attachment]:
-		"""A new run's files, kept in the file store (`openmolt_core.files.keep_attachments`).
-
-		Each is screened and owned by the run's user; the first turn lists their records
-		(``files``: a reference the run's tools read, or why one was withheld), and the model
-		is shown those kept.
-		"""
+		"""A new run's files, kept in the file store (`openmolt_core.files.keep_attachments`)."""
 		_attachments(attachments)
 		from openmolt_core.files import INPUT_FILES, keep_attachments
 
@@ -1111,10 +1050,9 @@ class Agent:
 	) -> RunHandle:
 		"""Start a durable run in the background and return its handle at once.
 
-		The run is recorded in the durable store before this returns, so it survives a crash
-		from then on; it executes in this process (or, after a crash, in a worker). Services use
-		it to answer a request with the run id and fetch the result later, from any process:
-		``await handle.result()`` or ``om.result(handle.run_id)``.
+		The run is recorded in the durable store before this returns; it executes in this
+		process (or, after a crash, in a worker). Fetch its result with ``await handle.result()``
+		or ``om.result(handle.run_id)``.
 
 		Args:
 			input: The task input, as for `run`.
@@ -1163,11 +1101,9 @@ class Agent:
 	) -> RunResult:
 		"""Go on with a parked run: a question with its answer, tool calls with their decisions.
 
-		An answer arrives as the result of the pending question, in the same result turn as the
-		commands that ran before it. Decisions (``approval_required``) are checked first, all of
-		them, and a refused one raises before anything runs; then the step goes on from its
-		parked calls. A call left without a decision goes to this agent's
-		``on_approval_request``, or parks again. The state may come from another process.
+		Decisions (``approval_required``) are all checked first: a refused one raises before
+		anything runs. A call left without a decision goes to ``on_approval_request``, or parks
+		again. The state may come from another process.
 
 		Args:
 			state: The parked run's state (``result.state``, or its dict).
@@ -1178,22 +1114,16 @@ class Agent:
 			session: The session the parked run belongs to: the answer and the run's next
 				reply are appended to it (`openmolt_core.sessions`).
 			given: For a run a capability parked (`openmolt_core.hooks.Park`): what the
-				application delivers to it (JSON), handed to the capability's ``resume`` hook
-				as JSON gives it back (string keys, lists), as a recovered run reads it; left
-				out, None (a run waiting for an end user's account needs nothing: its
-				capability asks again).
+				application delivers to its ``resume`` hook (JSON; left out: None).
 
 		Returns:
 			The run's result, as `run` returns it.
 
 		Raises:
 			ConfigurationError: The state waits for nothing, or for something else; ``given``
-				is not JSON (a NaN, a lone surrogate, a set); or another
-				resume of the same parked step is going on in this process, or took it in the
-				instance's run store (two would run its calls twice; the processes that share the
-				store resume a step once, as a durable backend does); or
-				it is a nested run's (a sub-agent's, a guardrail agent's: `RunState.caller`),
-				which goes on only inside its caller: the message names the run to go on with.
+				is not JSON; another resume of the same parked step is going on (in this process
+				or the instance's run store); or it is a nested run's (`RunState.caller`), which
+				goes on only inside its caller.
 			ApprovalError: A decision is forged, replayed, stale or invalid; the state is kept.
 			RunError: As for `run`.
 		"""
@@ -1201,32 +1131,18 @@ class Agent:
 		await self._refresh_tools()
 		loaded = _load(state, "resume: state")
 		if loaded.caller is not None:  # before a decision is read: it stays good for the caller
-			raise ConfigurationError(_nested_alone(loaded, self.name, "resume"))
+			from openmolt_core._park import nested_alone
+
+			raise ConfigurationError(nested_alone(loaded, self.name, "resume"))
 		if self._hooks.keep_tools:  # what follows reads its tools
 			self._hooks.keep_tools.tell(_Binder(self), loaded, False)
-		kind = (loaded.pending or {}).get("kind")
-		if kind is None:
-			raise ConfigurationError(
-				"resume: this state waits for no answer or decision (its run is not "
-				"human_input_required or approval_required); use run(history=state) to go on"
-			)
-		if kind == PARKED_BY_CAPABILITY or given is not _NOTHING:
-			loaded = _given(loaded, kind, answer, decision, given)
-			answer = None
+		from openmolt_core._park import resuming_once, waits_for
+
+		kind, answer = waits_for(loaded, answer, decision, given, left_out=given is _NOTHING)
 		if self.om.durability is not None:  # the backend keeps one resume per parked step
 			return await self._resume(loaded, kind, answer, decision, joined)
-		parked = (loaded.run_id, loaded.steps)
-		if parked in _RESUMING:
-			raise ConfigurationError(
-				f"resume: the run {loaded.run_id} is being resumed already from the step it "
-				"waits at (two resumes at once would run its calls twice); wait for that "
-				"resume's result"
-			)
-		_RESUMING.add(parked)
-		try:
+		with resuming_once(loaded):
 			return await self._resume(loaded, kind, answer, decision, joined)
-		finally:
-			_RESUMING.discard(parked)
 
 	async def _resume(
 		self,
@@ -1236,7 +1152,9 @@ class Agent:
 		decision: Any,
 		joined: tuple[CallWrap, Any] | None,
 	) -> RunResult:
-		owner = _parker(self._hooks, loaded.pending or {}, self.name)
+		from openmolt_core._park import parker
+
+		owner = parker(self._hooks, loaded.pending or {}, self.name)
 		delivered: Any = ()  # what the gate that parked the run read of the delivery
 		if owner is not None:  # it reads what is delivered (decision=...), before anything runs
 			delivered = self._ask(loaded, owner.receive, decision, answer)
@@ -1268,8 +1186,7 @@ class Agent:
 	def approval_requests(self, state: RunState | Mapping[str, Any]) -> list[ApprovalRequest]:
 		"""The tool calls a parked run (``approval_required``) waits for, ready to decide.
 
-		Each request's ``approve()`` and ``deny()`` make decisions this instance accepts
-		(signed with ``om.approvals``); give them to `resume`.
+		Each request's ``approve()`` and ``deny()`` make decisions to give to `resume`.
 
 		Args:
 			state: The parked run's state (``result.state``, or its dict).
@@ -1278,20 +1195,10 @@ class Agent:
 			ConfigurationError: The state waits for no approval (a run a capability parked
 				with `openmolt_core.hooks.Park` waits for ``resume(state, given=...)``).
 		"""
+		from openmolt_core._park import deciding
+
 		loaded = _load(state, "approval_requests: state")
-		pending = loaded.pending or {}
-		owner = _parker(self._hooks, pending, self.name)
-		if owner is None and pending.get("kind") == PARKED_BY_CAPABILITY:
-			raise ConfigurationError(
-				f"approval_requests: this run waits for what capability {_parked_by(pending)} "
-				"asked for (state.pending['calls'] says what), not for approval decisions; "
-				"resume it with agent.resume(state, given=...)"
-			)
-		if owner is None:
-			raise ConfigurationError(
-				"approval_requests: this state waits for no approval (its run is not "
-				"approval_required)"
-			)
+		owner = deciding(self._hooks, loaded.pending or {}, self.name)
 		requests: list[ApprovalRequest] = self._ask(loaded, owner.requests)
 		return requests
 
@@ -1312,9 +1219,9 @@ class Agent:
 
 	def _refused(self, state: RunState, hook: Callable[..., Any], exc: Exception) -> RunError:
 		"""The error of a resume a capability's hook refused by raising: the state kept, parked."""
+		name = hook.__self__.name  # type: ignore[attr-defined]  # a capability's bound method
 		from openmolt_core._park import refusal
 
-		name = hook.__self__.name  # type: ignore[attr-defined]  # a capability's bound method
 		return self._failed(state, self._redactor(refusal(name, hook.__name__, exc)))
 
 	def _failed(self, state: RunState, message: str) -> RunError:
@@ -1324,11 +1231,7 @@ class Agent:
 		return RunError(message, result=result)
 
 	async def _refresh_tools(self) -> None:
-		"""List the tools known only at run time again (`Capability.refresh_tools`).
-
-		This runs before the first message and the reply schema are built, so a run's prompt
-		and schema never change while it runs.
-		"""
+		"""List the tools known only at run time again, before a run's prompt is built."""
 		if self._hooks.refresh_tools:
 			await self._hooks.refreshed(_Binder(self))
 
@@ -1378,7 +1281,7 @@ class Agent:
 			link=link,
 			toolset=toolset,
 			hooks=hooks,
-			models=_RunModels(self, state, toolset),
+			models=RunModels(self, state, toolset),
 			owner=self,
 			began=state.seq,
 		)
@@ -1396,10 +1299,8 @@ class Agent:
 	) -> RunResult:
 		"""Run a state through the loop with the given port (for durability backends).
 
-		A durability backend calls this inside its workflow (``openmolt_dbos``): the port
-		journals every step, and ``state`` comes from the workflow's input (or from the
-		journaled ``start`` step), so a run recovered in another process asks for the same
-		steps in the same order.
+		A durability backend calls this inside its workflow (``openmolt_dbos``): the port journals
+		every step, so a run recovered in another process asks for the same steps in order.
 
 		Args:
 			state: The run's state, with its first message (or a parked question's pending);
@@ -1410,9 +1311,7 @@ class Agent:
 			input: The task input, when ``state`` is None.
 			run_id: The new state's run id, when ``state`` is None (default: a fresh one).
 			parent: The run this one nests in, inside one of its steps (a guardrail agent's
-				run: `openmolt_core.guardrails.Guardrail`): it takes what that run hands down
-				(its taint, as a sub-agent's run does: `openmolt_core.tools.CallingRun`), and
-				acts for its user (its long-term memory is that user's).
+				run): it takes what that run hands down, and acts for its user.
 
 		Returns:
 			The result, as `run` returns it; a question nobody can answer now ends the run with
@@ -1470,9 +1369,15 @@ class Agent:
 					raise ConfigurationError(_not_callers_user(link.user, state.user))
 				state.user = link.user
 			if link.nesting is not None:  # a durable caller records what its call began
-				await self._nesting(link)
+				asked = self._hooks.nested_in_doubt  # (safety's: whether it may send data out)
+				policy = asked.ask(self) if asked else None
+				from openmolt_core._indoubt import nesting_begins
+
+				await nesting_begins(self.name, [*self.in_doubt.values(), policy], link)
 		elif state.caller is not None:
-			raise ConfigurationError(_nested_alone(state, self.name, "run"))
+			from openmolt_core._park import nested_alone
+
+			raise ConfigurationError(nested_alone(state, self.name, "run"))
 		if port is None and link is None and state.pending is not None and not checked:
 			await self._check_delivery(state, answer, decisions)  # run(history=parked state)
 		if port is None:
@@ -1512,30 +1417,6 @@ class Agent:
 		finally:
 			if link is not None:  # its caller's capabilities read it (the call's result labels)
 				link.ended = (*link.ended, state)
-
-	async def _nesting(self, link: CallingRun) -> None:
-		"""Tell a durable calling run that this run, nested in its call, starts.
-
-		A run whose tools may not run twice, begun by a tool's code (``parent=context.run``)
-		under a call retried after a crash, is not covered by the call's own policy: the caller
-		records it, and one an earlier execution of the call had begun does not start again
-		(`openmolt_core._indoubt.NestedRunInDoubt`; the call is then in doubt).
-
-		Raises:
-			NestedRunInDoubt: An earlier execution of the call began a run here.
-		"""
-		policies = list(self.in_doubt.values())  # its tools'; its capabilities may add more
-		asked = self._hooks.nested_in_doubt.ask(self) if self._hooks.nested_in_doubt else None
-		if asked is not None:  # (the safety capability's: whether it may send data out)
-			policies.append(asked)
-		policy = strictest(policies)
-		if policy == "retry" or link.nesting is None:
-			return
-		found = await link.nesting(policy)
-		if found is not None:
-			from openmolt_core._indoubt import NestedRunInDoubt
-
-			raise NestedRunInDoubt.of(self.name, found)
 
 	def _unexpected(self, exc: Exception) -> str:
 		return self._redactor(f"the run failed unexpectedly: {type(exc).__name__}: {exc}")
@@ -1626,10 +1507,10 @@ class Agent:
 				return await self._end(ctx, end)
 			slot, response = called
 			if response.finish_reason == "blocked":  # asked again, it would be blocked again
-				raise await self._provider_failed(ctx, _blocked(slot))
+				raise await self._provider_failed(ctx, blocked(slot))
 			if response.finish_reason == "max_tokens" and not response.text.strip():
 				# Its reasoning spent the whole output limit: asked again, it would again.
-				raise await self._provider_failed(ctx, _no_room(slot))
+				raise await self._provider_failed(ctx, no_room(slot))
 			parsed = await self._parse(ctx, response, slot.fitted(key, envelope, self._fit))
 			state.messages.append(Message("assistant", self._redactor(parsed.cleaned)))
 			if parsed.errors:
@@ -1723,7 +1604,9 @@ class Agent:
 		state = ctx.state
 		pending = state.pending or {}
 		ctx.step = state.steps
-		owner = _parker(ctx.hooks, pending, self.name)
+		from openmolt_core._park import parker
+
+		owner = parker(ctx.hooks, pending, self.name)
 		if (
 			owner is not None or pending.get("kind") == PARKED_BY_CAPABILITY
 		):  # calls parked: they go on
@@ -1753,29 +1636,22 @@ class Agent:
 		given: Any,
 		deadline: float | None,
 	) -> RunEnd | None:
-		"""Hand what the application gave to the capabilities that parked; the step goes on.
-
-		A step a gate parked under its own kind (`Capability.parks`) goes to that capability
-		(``owner``), with ``given``; calls parked by `Park` decisions, each to its capability,
-		with what ``resume(given=...)`` saved in the state.
-		"""
+		"""Hand what the application gave to the capabilities that parked; the step goes on."""
 		commands, results, start, ignored = await self._delivered(ctx, pending, owner, given)
 		record = StepRecord(commands, results=results)
 		ctx.state.pending = None  # every delivery was checked: the step goes on
 		return await self._run_record(ctx, record, ignored, deadline, start)
 
 	async def _check_delivery(self, state: RunState, answer: str | None, decisions: Any) -> None:
-		"""Check what is delivered to a run parked on calls before the run is driven; nothing runs.
+		"""Check what is delivered to a run parked on calls, on a copy, before the run is driven.
 
-		The loop checks it again as the step goes on (`_deliver_given`). Checked here first, on a
-		copy of the state, a delivery the parked step refuses (a decision for another run's call,
-		what a capability refuses) is refused before the run's observers or a durable backend
-		see the run go on: the run store keeps it parked, and no durable segment starts only to
-		fail (the run then read as ended in error and its cancel was refused, while the next
-		delivery still went on).
+		A refused delivery is refused before the run's observers or a durable backend see the
+		run go on; the loop checks it again as the step goes on (`_deliver_given`).
 		"""
 		pending = state.pending or {}
-		owner = _parker(self._hooks, pending, self.name)
+		from openmolt_core._park import parker
+
+		owner = parker(self._hooks, pending, self.name)
 		if owner is None and pending.get("kind") != PARKED_BY_CAPABILITY:
 			return  # a question: its answer is the loop's to read
 		copy = RunState.from_dict(state.to_dict())
@@ -1791,40 +1667,14 @@ class Agent:
 	) -> tuple[list[Command], list[dict[str, Any] | None], int, list[str]]:
 		"""Rebuild a step parked on calls and hand the delivery to its capabilities; nothing runs.
 
-		Returns what `openmolt_core._park.restore_step` returns.
-
-		Raises:
-			OpenMoltError: A capability refused what was delivered (a decision for another call),
-				or the saved step is damaged.
-			RunError: A capability's ``resume`` raised anything else.
+		Returns what `openmolt_core._park.restore_step` returns; raises what
+		`openmolt_core._park.hand_over` raises, or a ConfigurationError for a damaged step.
 		"""
-		from openmolt_core._park import restore_step
+		from openmolt_core._park import hand_over, restore_step
 
 		rebuilt = restore_step(pending, check(ctx))
-		if owner is not None:
-			await self._resumed(ctx, owner, pending, given)
-		else:
-			for info in pending.get("calls") or ():
-				by = str(info.get("by") or "")
-				cap = ctx.hooks.by_name.get(by)
-				if cap is None:
-					raise ConfigurationError(
-						f"resume: capability {by!r} parked this run, and agent {self.name!r} has "
-						"no capability of that name; create the agent with it to go on"
-					)
-				await self._resumed(ctx, cap, dict(info.get("request") or {}), pending.get("given"))
+		await hand_over(ctx, ctx.hooks, pending, owner, given, self._refused)
 		return rebuilt
-
-	async def _resumed(
-		self, ctx: RunContext, cap: Capability, parked: Mapping[str, Any], given: Any
-	) -> None:
-		"""Hand ``cap`` what is delivered to the calls it parked (a RunError if it fails)."""
-		try:
-			await cap.resume(ctx, parked, given)
-		except OpenMoltError:
-			raise
-		except Exception as exc:
-			raise self._refused(ctx.state, cap.resume, exc) from exc
 
 	def _request(
 		self, state: RunState, slot: ModelSlot, key: tuple[str, ...], envelope: Envelope
@@ -1854,10 +1704,8 @@ class Agent:
 	def first_request(self, input: Any = None) -> ModelRequest:
 		"""The request a run's first model call sends for ``input``, built as the run builds it.
 
-		The first model's system prompt, the first message and the reply schema as sent: what
-		``openmolt --dry-run`` measures (a provider's ``build`` turns it into the body it posts).
-		The first message carries the last step's notice when ``max_steps`` is 1, as a run's does.
-		A run that continues a conversation or has memory sends more.
+		What ``openmolt --dry-run`` measures; a run that continues a conversation or has memory
+		sends more.
 
 		Args:
 			input: The run's input.
@@ -1879,10 +1727,8 @@ class Agent:
 	def _missing(self, state: RunState, slot: ModelSlot, *, plain: bool = False) -> str:
 		"""Input schemas a model needs but the run's first turn leaves out, for its prompt.
 
-		A first turn built while replies were constrained lists tools without the input schemas
-		the reply schema held. Resumed under a provider, or sent to another of its models, that
-		constrains less, the model would not see them: they are added to its system prompt.
-		Tools loaded during the run came with their schemas (the ``loadTools`` result).
+		A first turn built while replies were constrained omits the schemas the reply schema held;
+		a model that constrains less gets them in its system prompt.
 		"""
 		toolset = self._tool_set()
 		fitted = slot.fitted(*toolset.envelope(), self._fit)
@@ -1925,12 +1771,7 @@ class Agent:
 		return None
 
 	async def _may_step(self, ctx: RunContext, deadline: float | None) -> RunEnd | None:
-		"""How the run ends if a capability stops it before a model call (a budget), else None.
-
-		Asked before each step's call (`Capability.before_step`), and again when what ran
-		before the call spent (a compaction's summary): a call never starts once the run's
-		usage reached a cap, whoever's call reached it.
-		"""
+		"""How the run ends if a capability stops it before a model call (a budget), else None."""
 		if not ctx.hooks.before_step:
 			return None
 		return await self._within(ctx, deadline, ctx.hooks.before_step.ask)
@@ -2109,10 +1950,7 @@ class Agent:
 		return answered
 
 	def _providers(self) -> tuple[str, ...]:
-		"""The providers this agent's model calls go to: its models', then its summaries'.
-
-		Each is the prefix of a model's id (``anthropic`` in ``anthropic:claude-sonnet-4-5``).
-		"""
+		"""The providers (model id prefixes) this agent's calls go to: its models', its summaries'."""
 		names = [split_id(slot.id)[0] for slot in self._models.slots]
 		summaries = getattr(self._compaction(), "summary_provider", None)  # capabilities.Compaction
 		if summaries is not None:
@@ -2120,13 +1958,7 @@ class Agent:
 		return tuple(dict.fromkeys(names))
 
 	def _config_for(self, provider: str) -> ModelConfig:
-		"""The model configuration a request to ``provider`` carries (`openmolt_core.llm.options_for`).
-
-		``provider_options`` keyed by provider give each provider its own part only.
-
-		Args:
-			provider: The provider's name (a model id's prefix).
-		"""
+		"""The model configuration a request to ``provider`` carries (`openmolt_core.llm.options_for`)."""
 		config = self.model_config
 		if not config.provider_options:
 			return config
@@ -2153,10 +1985,8 @@ class Agent:
 	) -> ModelResponse:
 		"""One call of the agent's models, made for ``slot``, inside the capabilities' hooks.
 
-		The call is in progress (`openmolt_core._execute.ModelCall`) while they run: a request
-		they build for another model (``run.models.request``) goes to that model's provider,
-		and the response names the model that answered.
-		``live``: a capability's sender (`Capability.send_model`) in place of ``generate``.
+		A request they build for another model goes to that model's provider; ``live``: a
+		capability's sender (`Capability.send_model`) in place of ``generate``.
 		"""
 
 		async def send(built: ModelRequest) -> ModelResponse:
@@ -2328,143 +2158,8 @@ class Agent:
 _LIMITS = Limits()
 
 
-_RESUMING: set[tuple[str, int]] = set()
-"""The parked steps (run id, steps) a resume of this process is going on from, durable runs aside."""
-
-
-class _RunModels:
-	"""What capabilities may ask of an agent's models during a run (`RunContext.models`)."""
-
-	__slots__ = ("_agent", "_state", "_toolset")
-
-	def __init__(self, agent: Agent, state: RunState, toolset: ToolSet) -> None:
-		self._agent = agent
-		self._state = state
-		self._toolset = toolset
-
-	@property
-	def ids(self) -> tuple[str, ...]:
-		"""The agent's models (``provider:model``), the one each step asks first at the head."""
-		return tuple(self._agent.models)
-
-	def request(self, model: str) -> ModelRequest:
-		"""The request of the model call in progress, built for the agent's model ``model``."""
-		call = calling(self._state)
-		if call is None:
-			raise ConfigurationError(
-				"run.models.request: no call of the agent's models is in progress; ask for it "
-				"in Capability.wrap_model, around a call of the agent's models"
-			)
-		return call.build(model)
-
-	def fitted(self, model: str) -> FittedSchema:
-		"""The reply schema fitted to ``model``'s dialect at the coming step (`ModelAccess.fitted`)."""
-		return self._agent._model(model).fitted(
-			*self._toolset.envelope(self._state), self._agent._fit
-		)
-
-	@property
-	def config(self) -> ModelConfig:
-		"""The agent's model configuration."""
-		return self._agent.model_config
-
-	def config_for(self, provider: str) -> ModelConfig:
-		"""The model configuration a request to ``provider`` carries (`ModelAccess.config_for`)."""
-		return self._agent._config_for(provider)
-
-	def system(self) -> str:
-		"""The system prompt the first model gets at the coming step."""
-		return self._agent._system(self._state, self._agent._models.primary)
-
-	def primary(self) -> tuple[LLMProvider, str, str]:
-		"""The first model: its provider, its name, and its system prompt (without what a step adds)."""
-		slot = self._agent._models.primary
-		return slot.provider(), slot.model, self._agent._prompt_for(slot)
-
-	def chain(self) -> tuple[tuple[LLMProvider, str, str], ...]:
-		"""Every model that may answer a step, the first first: provider, name, system prompt."""
-		agent = self._agent
-		return tuple((s.provider(), s.model, agent._prompt_for(s)) for s in agent._models.slots)
-
-	def context_window(self, model: str | None = None) -> int | None:
-		"""The context window a call's prompt must fit (`AgentModels.context_window`).
-
-		None: the smallest of the models a step may reach (it falls back along the chain);
-		a model's id: that model's own. None when no provider says.
-		"""
-		models = self._agent._models
-		return (
-			models.context_window() if model is None else self._agent._model(model).context_window()
-		)
-
-	def own(self, run: Run) -> tuple[LLMProvider, str]:
-		"""The agent's models as one provider for a call of a capability's own (a summary).
-
-		Its calls go through the capabilities' ``wrap_model`` hooks, numbering their events from
-		a block taken now.
-		"""
-		agent = self._agent
-		ctx = cast("RunContext", run)
-		seq = ctx.reserve_events(ctx.hooks.model_call_events)
-		return _OwnCall(agent, ctx, seq), agent.model
-
-	def price(self, response: ModelResponse) -> None:
-		"""Price a response of the agent's own models that the provider did not price.
-
-		A response that calls of several models make up (``usage_by_model``) is priced part by
-		part, each at its own model's price.
-		"""
-		models = self._agent._models
-		if response.usage_by_model:
-			for model_id, usage in response.usage_by_model.items():
-				part = models.slot(model_id)
-				_cost.price_call(part.provider(), part.model, usage)
-			response.usage = total_usage(response.usage_by_model.values())
-			return
-		slot = models.slot(response.model)
-		_cost.price_call(slot.provider(), slot.model, response.usage)
-
-
-class _OwnCall:
-	"""The agent's models as a provider for a capability's own call (`_RunModels.own`).
-
-	A call goes to the first model through the capabilities' ``wrap_model`` hooks; a request
-	they ask for another model (``run.models.request``) is the same with that model's name.
-	"""
-
-	__slots__ = ("_agent", "_ctx", "_seq", "name")
-
-	def __init__(self, agent: Agent, ctx: RunContext, seq: int) -> None:
-		self.name: str = agent._models.primary.provider_name or "custom"
-		self._agent = agent
-		self._ctx = ctx
-		self._seq = seq
-
-	async def generate(self, request: ModelRequest) -> ModelResponse:
-		"""Send the request to the agent's first model, inside the capabilities' hooks."""
-		from dataclasses import replace
-
-		agent = self._agent
-		primary = agent._models.primary
-
-		config = request.config
-
-		def build(model: str) -> ModelRequest:
-			slot = agent._model(model)
-			own = (
-				agent._config_for(split_id(slot.id)[0]) if config is agent.model_config else config
-			)
-			return replace(request, model=slot.model, model_id=slot.id, config=own)
-
-		request = build(primary.id)
-		return await agent._send(self._ctx, primary, build, self._seq, request)
-
-
 def hand_up(link: CallingRun | None, state: RunState) -> None:
 	"""Add a nested run's usage, in total and per model, to its calling run's (`CallingRun`).
-
-	The one way a nested run's spending reaches its caller: the loop hands up a run cut off or
-	failed without a result (billed all the same); an agent tool, a run that ended with one.
 
 	Args:
 		link: The calling run (None: the run is not nested).
@@ -2473,96 +2168,6 @@ def hand_up(link: CallingRun | None, state: RunState) -> None:
 	if link is not None and state.usage.calls:  # none: nothing spent (add would count one call)
 		link.usage.add(state.usage)
 		add_by_model(link.usage_by_model, state.usage_by_model)
-
-
-def _blocked(slot: ModelSlot) -> ProviderError:
-	"""The error of a reply whose provider blocked the conversation (finish reason ``blocked``).
-
-	The model is not told "you refused": it did not, and the same request would be blocked
-	again (Anthropic documents continued refusals until the conversation is reset).
-	"""
-	return ProviderError(
-		"the provider blocked this conversation (finish reason 'blocked': its safety system "
-		"refuses the prompt as it stands), so nothing of the reply was run and asking again "
-		"would be blocked too; change the task, an attachment or the data a tool returned (the "
-		"latest results are the usual cause), or use another model; the llmOutput event's raw "
-		"reply says why, and the run's state is kept",
-		provider=slot.provider_name or "custom",
-		model=slot.model,
-	)
-
-
-def _no_room(slot: ModelSlot) -> ProviderError:
-	"""The error of a reply cut at the output limit before it wrote anything (reasoning took it).
-
-	Telling the model "send fewer commands" would change nothing: it wrote none. The limit is
-	the application's to raise.
-	"""
-	return ProviderError(
-		"the model ran out of room before writing any answer (finish reason 'max_tokens', no "
-		"text: its reasoning took every output token, or the conversation filled its context "
-		"window), so nothing was run and asking again would end the same; raise model_config "
-		"max_output_tokens (maxOutputTokens in an agent file) or lower its thinking effort, or, "
-		"when the context window is full, compact earlier (a lower compaction threshold_tokens) "
-		"or use a model with a larger window; the run's state is kept",
-		provider=slot.provider_name or "custom",
-		model=slot.model,
-	)
-
-
-def _given(
-	state: RunState, kind: str, answer: str | None, decision: object, given: object
-) -> RunState:
-	"""The parked state with what ``resume(given=...)`` delivers to the capability that parked."""
-	if kind != PARKED_BY_CAPABILITY:
-		raise ConfigurationError(
-			"resume: given=... is for a run a capability parked; this run waits for "
-			+ ("an answer (answer=...)" if kind == "human_input" else "decisions (decision=...)")
-		)
-	if answer is not None or decision is not None:
-		raise ConfigurationError(
-			f"resume: this run waits for what capability {_parked_by(state.pending or {})} "
-			"asked for (state.pending['calls'] says what): give given=... (or nothing), not an "
-			"answer or a decision"
-		)
-	if given is _NOTHING:  # the capability needs nothing delivered (its before_tool asks again)
-		given = None
-	try:  # what a journal or a store can keep: no NaN, no lone surrogate, not nested too deep
-		text = json.dumps(given, allow_nan=False, ensure_ascii=False)
-		# Delivered as it comes back from JSON (string keys, lists): a recovered run's
-		# capability reads the same as this one.
-		kept = json.loads(text.encode())
-	except (TypeError, ValueError, RecursionError) as exc:
-		why = "nested too deep" if isinstance(exc, RecursionError) else exc
-		raise ConfigurationError(f"resume: given must be JSON ({why})") from None
-	state.pending = {**(state.pending or {}), "given": kept}
-	return state
-
-
-def _parked_by(pending: Mapping[str, Any]) -> str:
-	"""The capabilities whose `Park` decisions parked a step (``'ledger'``, for a message)."""
-	calls = pending.get("calls") or ()
-	return ", ".join(sorted({repr(c.get("by")) for c in calls if isinstance(c, Mapping)}))
-
-
-def _parker(hooks: Hooks, pending: Mapping[str, Any], agent: str) -> Capability | None:
-	"""The capability whose gate parked a step under its own kind (`Capability.parks`).
-
-	None for what the loop parks itself: a question, calls `Park` decisions parked.
-
-	Raises:
-		ConfigurationError: A gate parked the step, and the agent has no capability of its kind.
-	"""
-	kind = pending.get("kind")
-	if kind == PARKED_BY_CAPABILITY or "calls" not in pending:
-		return None
-	owner = hooks.by_kind.get(str(kind))
-	if owner is None:
-		raise ConfigurationError(
-			f"this run's calls wait under kind {kind!r}, and agent {agent!r} has no capability "
-			"that parks so; create the agent with it to go on"
-		)
-	return owner
 
 
 def _spent(state: RunState) -> tuple[int, int, float | None]:
@@ -2597,9 +2202,8 @@ def _attachments(given: object) -> None:
 def _nested(history: RunState | Mapping[str, Any] | None, parent: CallingRun) -> RunState:
 	"""The state a run nested in a tool call starts from: a new one gets the call's next run id.
 
-	The id is deterministic and names the call that made it (``<run id>.<step>.<index>``, then
-	``.2``, ``.3``... for the further runs one call makes), so a call run again after a crash
-	gives each of its runs the id, and each of their calls the idempotency key, it had.
+	The id is deterministic (``<run id>.<step>.<index>``, then ``.2``...), so a call run again
+	after a crash gives its runs the ids, and their calls the idempotency keys, they had.
 	"""
 	state = RunState() if history is None else _load(history)
 	if not state.messages:
@@ -2638,23 +2242,6 @@ def _not_callers_user(caller: str, user: str) -> str:
 	)
 
 
-def _nested_alone(state: RunState, name: str, method: str) -> str:
-	"""Why a nested run's state (`RunState.caller`) does not go on without its caller."""
-	caller = state.caller or {}
-	run_id = caller.get("run_id")
-	agent = caller.get("agent")
-	by = f" (agent {agent!r}, in its step {caller.get('call')})" if agent else ""
-	again = f"run agent {agent!r} again" if agent else "run its agent again"
-	return (
-		f"{method}: run {state.run_id} of agent {name!r} is nested in run {run_id}{by} and goes "
-		"on only inside it: on its own it would run without its caller's guardrails, budget, "
-		"taint and event handlers, and its result would reach no one (the step it lived in "
-		f"has ended). Go on with run {run_id} instead: resume it if it waits, or {again}; "
-		f"for agent {name!r} not to park there, give it an on_human_input_request or an "
-		"on_approval_request (its own or its caller's) that answers at once"
-	)
-
-
 def _user_id(user: str | None) -> str | None:
 	if user is not None and (not isinstance(user, str) or not user.strip()):
 		raise ConfigurationError("run: user must be a non-empty user id, or None for the operator")
@@ -2677,23 +2264,17 @@ _AS_IS = frozenset(
 		"caller",
 	}
 )
-"""The state's fields `_masked_history` leaves as they are: masked on their own (the turns, the
-memory, the input's files in ``ext``), counts, the ids the run is known by (its id, the user
-it acts for, its caller), and what it goes on to do: the calls it parked run with the arguments
-the model gave (a decision is checked against them), not with ``[redacted]``."""
+"""The state's fields `_masked_history` leaves as they are: masked on their own, counts, ids, and
+the calls it parked (they run with the arguments the model gave, which a decision is checked
+against)."""
 
 
 def _masked_history(state: RunState, redact: Redactor) -> None:
 	"""Mask, in place, what a state brings from before and shows again.
 
-	A state saved by a process that did not know a secret yet (or before it became one: a
-	token the run learned) is resumed where it is known: its turns go to the model again, and
-	into the result, and the state is saved again (by its caller, as ``result.state``). So what
-	the model reads or a person is shown is masked: its turns and memory, the files sent with
-	its input (``ext["inputFiles"]``: their labels; their bytes were screened when kept), its
-	plan, compaction, stored results, taint and audit. What the run goes on to do stays as it
-	is (`_AS_IS`): the calls it parked, a capability's own ``ext`` (its working state; the
-	stores mask the whole state on their own: `openmolt_core.files.masked_state`).
+	A state saved where a secret was not known yet is resumed where it is: what the model reads
+	or a person is shown is masked (turns, memory, the input's file labels, plan, results...);
+	what the run goes on to do stays as it is (`_AS_IS`).
 	"""
 	if not redact:
 		return
