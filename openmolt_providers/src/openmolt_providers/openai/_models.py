@@ -290,18 +290,18 @@ def cache_key(key: str) -> str:
 	return f"{key[: CACHE_KEY_LIMIT - len(digest) - 1]}:{digest}"
 
 
-_MOST_OUTPUT: tuple[tuple[re.Pattern[str], int], ...] = (
-	(re.compile(r"^gpt-3\.5-turbo"), 4_096),
-	(re.compile(r"^gpt-4o-2024-05-13"), 4_096),
-	(re.compile(r"^gpt-4-(turbo|\d{4}-preview|vision)"), 4_096),
-	(re.compile(r"^gpt-4(-\d{4})?$"), 8_192),
-	(re.compile(r"^(gpt-4o|chatgpt-4o|gpt-4\.5|gpt-5-chat|gpt-audio)(?![.0-9])"), 16_384),
-	(re.compile(r"^gpt-4\.1(?![0-9])"), 32_768),
-	(re.compile(r"^o1-preview"), 32_768),
-	(re.compile(r"^o1-mini"), 65_536),
-	(re.compile(r"^(o1|o3|o4-mini|codex-mini)(?![0-9])"), 100_000),
-	(re.compile(r"^gpt-5-pro(?![.0-9a-z])"), 272_000),
-	(re.compile(r"^gpt-5(\.[12])?(?![.0-9])"), 128_000),
+_MOST_OUTPUT: tuple[tuple[LazyPattern, int], ...] = (
+	(LazyPattern(r"^gpt-3\.5-turbo"), 4_096),
+	(LazyPattern(r"^gpt-4o-2024-05-13"), 4_096),
+	(LazyPattern(r"^gpt-4-(turbo|\d{4}-preview|vision)"), 4_096),
+	(LazyPattern(r"^gpt-4(-\d{4})?$"), 8_192),
+	(LazyPattern(r"^(gpt-4o|chatgpt-4o|gpt-4\.5|gpt-5-chat|gpt-audio)(?![.0-9])"), 16_384),
+	(LazyPattern(r"^gpt-4\.1(?![0-9])"), 32_768),
+	(LazyPattern(r"^o1-preview"), 32_768),
+	(LazyPattern(r"^o1-mini"), 65_536),
+	(LazyPattern(r"^(o1|o3|o4-mini|codex-mini)(?![0-9])"), 100_000),
+	(LazyPattern(r"^gpt-5-pro(?![.0-9a-z])"), 272_000),
+	(LazyPattern(r"^gpt-5(\.[12])?(?![.0-9])"), 128_000),
 )
 """The most output tokens each family writes ("Max output tokens" on each model page,
 developers.openai.com/api/docs/models, read 2026-12; first match wins): GPT-3.5 Turbo, GPT-4
@@ -321,4 +321,4 @@ def most_output(model: str) -> int | None:
 	m = model_name(model)
 	if "realtime" in m or "search" in m or "transcribe" in m or "tts" in m:
 		return None  # their own limits, not the chat models' of their family
-	return next((most for rule, most in _MOST_OUTPUT if rule.match(m)), None)
+	return next((most for rule, most in _MOST_OUTPUT if rule().match(m)), None)
