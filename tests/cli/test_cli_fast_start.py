@@ -519,14 +519,18 @@ def test_the_start_up_pause_leaves_a_process_that_froze_objects_alone() -> None:
 		_freeze_again()
 
 
-def test_the_start_up_pause_resumes_once_and_unfreezes_on_close() -> None:
+def test_the_start_up_pause_resumes_once_and_unfreezes_on_close(
+	monkeypatch: pytest.MonkeyPatch,
+) -> None:
 	"""Paused until resume; resume freezes and turns it on; close gives the objects back."""
 	import gc
 
+	from openmolt_core import _startup
 	from openmolt_core._startup import StartupGC
 
 	assert gc.isenabled()
 	gc.unfreeze()  # as a fresh command's process: nothing frozen yet
+	monkeypatch.setattr(_startup, "_seen_frozen", False)  # nor seen so by an earlier test
 	startup = StartupGC()
 	try:
 		assert not gc.isenabled()
@@ -540,6 +544,66 @@ def test_the_start_up_pause_resumes_once_and_unfreezes_on_close() -> None:
 		startup.close()
 	assert gc.isenabled()
 	assert gc.get_freeze_count() == 0
+	_freeze_again()
+
+
+def test_a_process_seen_holding_frozen_objects_is_not_walked_again(
+	monkeypatch: pytest.MonkeyPatch,
+) -> None:
+	"""Seen once holding objects it froze, the process is not asked again at each command.
+
+	Python 3.11 counts frozen objects by walking them all: 24 ms at each in-process command of
+	a process that froze a large heap (this test process: conftest freezes after collection).
+	"""
+	import gc
+
+	from openmolt_core import _startup
+	from openmolt_core._startup import StartupGC
+
+	monkeypatch.setattr(_startup, "_seen_frozen", False)
+	gc.freeze()
+	asked: list[int] = []
+	count = gc.get_freeze_count
+
+	def counted() -> int:
+		asked.append(count())
+		return asked[-1]
+
+	monkeypatch.setattr(gc, "get_freeze_count", counted)
+	for _ in range(3):
+		startup = StartupGC()
+		assert gc.isenabled()  # never paused: the process's frozen objects stay its own
+		startup.resume()
+		startup.close()
+	assert len(asked) == 1 and asked[0] > 0
+	assert count() > 0  # and left frozen
+
+
+def test_a_pause_inside_another_does_not_take_its_freeze_for_the_process(
+	monkeypatch: pytest.MonkeyPatch,
+) -> None:
+	"""A command run inside another's start-up (its freeze in place) does not stop later pauses."""
+	import gc
+
+	from openmolt_core import _startup
+	from openmolt_core._startup import StartupGC
+
+	gc.unfreeze()
+	monkeypatch.setattr(_startup, "_seen_frozen", False)
+	outer = StartupGC()
+	try:
+		outer.resume()  # start-up frozen: the process holds frozen objects, ours
+		inner = StartupGC()
+		assert gc.isenabled()  # not paused inside another pause
+		inner.close()
+	finally:
+		outer.close()
+	later = StartupGC()
+	try:
+		assert not gc.isenabled()  # paused: the outer freeze was not taken for the process's
+	finally:
+		later.close()
+	assert gc.isenabled() and gc.get_freeze_count() == 0
 	_freeze_again()
 
 
