@@ -26,11 +26,9 @@ from typing import (
 	TYPE_CHECKING,
 	Any,
 	ClassVar,
-	Generic,
 	Literal,
 	ParamSpec,
 	Protocol,
-	Self,
 	TypeGuard,
 	TypeVar,
 	get_args,
@@ -90,7 +88,11 @@ __all__ = [
 	"decision_from_dict",
 	"decision_to_dict",
 	"drive_wrapped",
+	"first_answer",
 	"holding",
+	"tell",
+	"tell_async",
+	"until_stop",
 ]
 
 
@@ -1487,6 +1489,46 @@ def _overridden(cls: type[Capability]) -> tuple[str, ...]:
 	return found
 
 
+_RUN_OF: dict[type, tuple[tuple[tuple[str, str, bool], ...], bool]] = {}
+
+
+def _run_hooks(cls: type[Capability]) -> tuple[tuple[tuple[str, str, bool], ...], bool]:
+	"""The run hooks a class overrides, and whether it overrides `Capability.active_hooks`.
+
+	Each hook with the `Hooks` tuple it joins, and whether its function has another name (a
+	hook assigned from a helper: `_Renamed`). Worked out once per class.
+	"""
+	found = _RUN_OF.get(cls)
+	if found is None:
+		overridden = _overridden(cls)
+		unjournaled = not cls.journal_decisions  # asked after the others, outside their step
+		found = _RUN_OF[cls] = (
+			tuple(
+				(
+					"before_tool_unjournaled" if h == "before_tool" and unjournaled else h,
+					h,
+					getattr(getattr(cls, h), "__name__", h) != h,
+				)
+				for h in overridden
+				if h in _RUN_HOOKS
+			),
+			"active_hooks" in overridden,
+		)
+	return found
+
+
+class _Renamed:
+	"""A hook assigned from a function of another name, named as the hook in errors and checks."""
+
+	def __init__(self, method: Callable[..., Any], name: str) -> None:
+		self.method, self.__name__ = method, name
+		self.__self__ = getattr(method, "__self__", None)
+		self.__module__ = getattr(method, "__module__", "")  # whose it is (`Hooks.visible`)
+
+	def __call__(self, *args: Any) -> Any:
+		return self.method(*args)
+
+
 _OURS = tuple(
 	f"openmolt_{dist}."
 	for dist in ("core", "mcp", "otel", "dbos", "serve", "ui", "evals", "integrations", "providers")
@@ -1564,7 +1606,7 @@ def _active(cap: Capability) -> Collection[str] | None:
 			f"capabilities: {type(cap).__name__}.active_hooks() returned "
 			f"{type(active).__name__}; return a set of hook names, or None for all of them"
 		)
-	unknown = sorted(str(h) for h in active if h not in _RESOLVED)
+	unknown = sorted(str(h) for h in active if not (isinstance(h, str) and h in _RUN_HOOKS))
 	if unknown:
 		raise ConfigurationError(
 			f"capabilities: {type(cap).__name__}.active_hooks() names {unknown}, which are not "
@@ -1648,15 +1690,13 @@ class Hooks:
 		ConfigurationError: A capability is not one, has no valid name, or two share a name.
 	"""
 
-	# The run hooks, one resolved list each (`_RESOLVED`, `__slots__`): the bound methods of the
+	# The run hooks, one resolved tuple each (`_RESOLVED`, `__slots__`): the bound methods of the
 	# capabilities that override it, in the order they run (`after_tool`: the last capability's
-	# first; `before_tool`: those whose decisions the loop journals). The hooks the loop asks of one
-	# capability are not among them: ``wrap_call`` (`by_keyword`), ``resume``, ``receive`` and
-	# ``requests`` (the capability that parked the run: `by_kind`, or the one a `Park` names).
-	# A list whose hook the loop asks one way (told in order, asked until a `Stop`, asked for its
-	# first answer) tells or asks it as the hook is called (``tell``, ``ask``), typed from the
-	# hook's own signature (tests/core/test_hooks_dispatch.py compares them); the others are read
-	# where they are asked (the methods below), their answers checked there.
+	# first; `before_tool`: those whose decisions the loop journals). ``wrap_call``, ``resume``,
+	# ``receive`` and ``requests`` are asked of one capability (`by_keyword`, `by_kind`). A hook
+	# the loop asks one way is typed by the hook's signature (tests/core/test_hooks_dispatch.py
+	# compares them) and asked through `tell`, `tell_async`, `until_stop` or `first_answer`; the
+	# others through the methods below, which check their answers.
 	list_tools: _Listed
 	memory_option: _Listed
 	wrap_run: _Listed
@@ -1693,20 +1733,10 @@ class Hooks:
 	keep_tools: _Tell[[ToolBinder, RunState, bool]]
 	describe_tools: _Tell[[AgentInfo, Sequence[ToolRecord]]]
 
-	__slots__ = (
-		"_calls",
-		"_events",
-		"_narrowed",
-		"before_tool_unjournaled",
-		"by_keyword",
-		"by_kind",
-		"by_name",
-		"capabilities",
-		"model_call_events",
-		*__annotations__,  # the hooks' lists, above
-	)
-
 	def __init__(self, capabilities: Sequence[Capability] = ()) -> None:
+		# No __slots__: a dict copies in one call (`adding`), and a new OpenMolt resolves its
+		# agents' hooks anew, on the path of its first agent.
+		self.__dict__.update(_EMPTY)
 		self.capabilities: tuple[Capability, ...] = ()
 		self.by_name: dict[str, Capability] = {}
 		self.by_kind: dict[str, Capability] = {}
@@ -1719,15 +1749,12 @@ class Hooks:
 		"""The event numbers the `Capability.wrap_model` hooks take per model call, summed (a
 		hook inside one that sends the call on several times: for each, `Capability.model_calls`)."""
 		self._calls: int = 1  # how many times a hook added now runs per model call, at most
-		for hook in _RESOLVED:
-			setattr(self, hook, _EMPTY[hook])
 		self.before_tool_unjournaled: tuple[
 			Callable[[Run, CallTool, ToolSpec], Awaitable[ToolDecision]], ...
 		] = ()
 		"""The `Capability.before_tool` hooks whose decisions the loop does not journal
 		(``journal_decisions = False``): asked after the others, outside their step."""
-		for cap in capabilities:
-			self._add(cap)
+		self._extend(capabilities)
 
 	def adding(self, *capabilities: Capability) -> Hooks:
 		"""These hooks and more capabilities', after them, in order; these stay as they are.
@@ -1736,14 +1763,28 @@ class Hooks:
 		agents share once, and adds each agent's own (its safety, the approvals gate) to them.
 		"""
 		new = Hooks.__new__(Hooks)
-		for slot in Hooks.__slots__:
-			setattr(new, slot, getattr(self, slot))
+		new.__dict__.update(self.__dict__)
 		new.by_name = dict(self.by_name)
 		new.by_kind = dict(self.by_kind)
 		new.by_keyword = dict(self.by_keyword)
-		for capability in capabilities:
-			new._add(capability)
+		new._extend(capabilities)
 		return new
+
+	def _extend(self, capabilities: Sequence[Capability]) -> None:
+		found: dict[str, list[Callable[..., Any]]] = {}  # each hook's tuple is built once
+		for cap in capabilities:
+			self._add(cap)
+			hooks, asks = _run_hooks(type(cap))
+			active = _active(cap) if asks else None
+			for slot, hook, renamed in hooks:
+				if active is None or hook in active:
+					method = getattr(cap, hook)
+					found.setdefault(slot, []).append(_Renamed(method, hook) if renamed else method)
+		for slot, methods in found.items():
+			if slot == "after_tool":  # they bracket the call: the last capability's first
+				self.after_tool = (*reversed(methods), *self.after_tool)
+			else:
+				setattr(self, slot, (*getattr(self, slot), *methods))
 
 	def _add(self, cap: Capability) -> None:
 		if not isinstance(cap, Capability):
@@ -1806,18 +1847,6 @@ class Hooks:
 		self.by_name[name] = cap
 		self.capabilities += (cap,)
 		self._events = None
-		overridden = _overridden(type(cap))
-		active = _active(cap) if "active_hooks" in overridden else None
-		for hook in overridden:
-			if hook not in _RESOLVED or (active is not None and hook not in active):
-				continue
-			method = getattr(cap, hook)
-			if hook == "before_tool" and not type(cap).journal_decisions:
-				self.before_tool_unjournaled += (method,)
-			elif hook == "after_tool":  # they bracket the call: the last capability's first
-				self.after_tool = self.after_tool.adding(method, first=True)
-			else:
-				setattr(self, hook, getattr(self, hook).adding(method))
 
 	def _check_events(self, cap: Capability) -> None:
 		# A registered name is what handlers, observers, the run store and the viewer go by.
@@ -1876,7 +1905,7 @@ class Hooks:
 
 		A copy: the run updates its memory in place, never the capability's own mapping.
 		"""
-		answer = self.first_memory.ask(agent, memory, state)
+		answer = first_answer(self.first_memory, agent, memory, state)
 		return None if answer is None else dict(answer)
 
 	def memory_of(self, state: RunState, memory: Any) -> Any:
@@ -2206,108 +2235,62 @@ async def _await(hook: Callable[..., Awaitable[_T]], *args: Any) -> _T:
 		raise _failed(hook, exc)  # noqa: B904  # it chains the cause
 
 
-class _Listed(tuple[Callable[..., Any], ...]):
-	"""A hook's resolved list in `Hooks`: the bound methods of the capabilities that override it.
+_Listed = tuple[Callable[..., Any], ...]
+"""A hook's resolved tuple in `Hooks`: the bound methods of the capabilities that override it."""
 
-	Args:
-		hook: The hook's name (for the errors that name it).
-		methods: The methods, in the order they run.
-	"""
-
-	hook: str
-
-	def __new__(cls, hook: str, methods: tuple[Callable[..., Any], ...] = ()) -> Self:
-		new = super().__new__(cls, methods)
-		new.hook = hook
-		return new
-
-	def adding(self, method: Callable[..., Any], *, first: bool = False) -> Self:
-		"""This list with ``method`` added after the others (``first``: before them)."""
-		return type(self)(self.hook, (method, *self) if first else (*self, method))
+# The hook tuples the loop asks one way, typed by the hook's own signature (`Hooks`).
+_Tell = tuple[Callable[_P, None], ...]
+_TellAsync = tuple[Callable[_P, Awaitable[None]], ...]
+_UntilStop = tuple[Callable[_P, Awaitable[Stop | None]], ...]
+_First = tuple[Callable[_P, _T | None], ...]
 
 
-class _Tell(_Listed, Generic[_P]):
-	"""A hook's list told in order (answers unread): ``tell`` takes what the hook takes.
-
-	These lists take positional arguments only, as the loop gives them: a ``**kwargs`` would cost
-	each call a dict. The signature mypy reads is the hook's own (`typing.ParamSpec`).
-	"""
-
-	if TYPE_CHECKING:
-
-		def tell(self, *args: _P.args, **kwargs: _P.kwargs) -> None: ...
-
-	else:
-
-		def tell(self, *args: Any) -> None:
-			for method in self:
-				try:  # inline, not through `_ask`: a hot path (a tool call, a step)
-					method(*args)
-				except Exception as exc:
-					raise _failed(method, exc)  # noqa: B904  # it chains the cause
+def tell(hooks: _Tell[_P], *args: _P.args, **kwargs: _P.kwargs) -> None:
+	"""Call each hook in order (``tell(hooks.tool_done, run, call, index, entry)``)."""
+	for method in hooks:
+		try:  # inline, not through `_ask`: a hot path (a tool call, a step)
+			method(*args, **kwargs)
+		except Exception as exc:
+			raise _failed(method, exc)  # noqa: B904  # it chains the cause
 
 
-class _TellAsync(_Listed, Generic[_P]):
-	"""`_Tell` for an async hook: each is awaited in turn."""
-
-	if TYPE_CHECKING:
-
-		async def tell(self, *args: _P.args, **kwargs: _P.kwargs) -> None: ...
-
-	else:
-
-		async def tell(self, *args: Any) -> None:
-			for method in self:
-				try:
-					await method(*args)
-				except Exception as exc:
-					raise _failed(method, exc)  # noqa: B904  # it chains the cause
+async def tell_async(hooks: _TellAsync[_P], *args: _P.args, **kwargs: _P.kwargs) -> None:
+	"""Await each hook in order."""
+	for method in hooks:
+		try:
+			await method(*args, **kwargs)
+		except Exception as exc:
+			raise _failed(method, exc)  # noqa: B904  # it chains the cause
 
 
-class _UntilStop(_Listed, Generic[_P]):
-	"""A hook's list asked in order until one answers `Stop` (checked: `_checked`), or None.
-
-	Any other answer but None is refused (`_wrong`).
-	"""
-
-	if TYPE_CHECKING:
-
-		async def ask(self, *args: _P.args, **kwargs: _P.kwargs) -> Stop | None: ...
-
-	else:
-
-		async def ask(self, *args: Any) -> Stop | None:
-			for method in self:
-				answer = await _await(method, *args)
-				if answer is not None:
-					if not isinstance(answer, Stop):
-						raise _wrong(method, answer, "Stop(reason) or None", self.hook)
-					return _checked(method, answer)
-			return None
+async def until_stop(hooks: _UntilStop[_P], *args: _P.args, **kwargs: _P.kwargs) -> Stop | None:
+	"""Await each hook in order until one answers `Stop` (checked), or None."""
+	for method in hooks:
+		answer = await _await(method, *args)  # positional, as the loop gives them
+		if answer is not None:
+			if not isinstance(answer, Stop):
+				raise _wrong(method, answer, "Stop(reason) or None")
+			return _checked(method, answer)
+	return None
 
 
-class _First(_Listed, Generic[_P, _T]):
-	"""A hook's list whose first answer that is not None counts (checked: `_ANSWERS`), or None."""
-
-	if TYPE_CHECKING:
-
-		def ask(self, *args: _P.args, **kwargs: _P.kwargs) -> _T | None: ...
-
-	else:
-
-		def ask(self, *args: Any) -> Any:
-			for method in self:
-				answer = _ask(method, *args)
-				if answer is not None:
-					ok, expected = _ANSWERS[self.hook]
-					if not ok(answer):
-						raise _wrong(method, answer, expected, self.hook)
-					return answer
-			return None
+def first_answer(hooks: tuple[Callable[_P, _T], ...], *args: _P.args, **kwargs: _P.kwargs) -> _T:
+	"""The first answer that is not None (checked: `_ANSWERS`), or None."""
+	for method in hooks:
+		answer = _ask(method, *args)  # positional, as the loop gives them
+		if answer is not None:
+			ok, expected = _ANSWERS[method.__name__]
+			if not ok(answer):
+				raise _wrong(method, answer, expected)
+			return answer
+	return None  # type: ignore[return-value]  # _T holds None: the hooks answer `X | None`
 
 
 _RESOLVED = tuple(Hooks.__annotations__)
-"""The hooks `Hooks` resolves into a list each (its annotations, above)."""
+"""The hooks `Hooks` resolves into a tuple each (its annotations, above)."""
+_RUN_HOOKS = frozenset(_RESOLVED)
+_EMPTY = dict.fromkeys(_RESOLVED, ())
+"""A new `Hooks`' tuples: none of its hooks has a method yet."""
 _OVERRIDABLE = tuple(dict.fromkeys((*_RESOLVED, *_BUILDS, "active_hooks")))
 """What `_overridden` looks for in a capability class."""
 _ANSWERS: dict[str, tuple[Callable[[object], bool], str]] = {
@@ -2319,9 +2302,6 @@ _ANSWERS: dict[str, tuple[Callable[[object], bool], str]] = {
 	"first_memory": (_texts, "a mapping of memory texts by key, or None"),
 }
 """What each `_First` hook may answer (besides None), and the fix its error names."""
-_KINDS = {k.__name__: k for k in (_Listed, _Tell, _TellAsync, _UntilStop, _First)}
-_EMPTY = {h: _KINDS[Hooks.__annotations__[h].partition("[")[0]](h) for h in _RESOLVED}
-"""Each hook's list with no method, of the kind its annotation on `Hooks` declares."""
 
 
 class _Through:
