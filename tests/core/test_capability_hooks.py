@@ -26,6 +26,7 @@ from openmolt_core.hooks import (
 	ToolSpec,
 	decision_from_dict,
 	decision_to_dict,
+	first_answer,
 )
 from openmolt_core.result import RunState
 from openmolt_core.testing import ScriptedModel, call_tool, finish
@@ -302,7 +303,7 @@ async def test_send_model_sends_the_step_inside_every_wrap_and_the_first_answer_
 		name="B", model=ScriptedModel([finish("ok")]), capabilities=[Idle(quiet, idle=True)]
 	)
 	assert (await idle.run("x")).status == "success" and quiet == [("asked", "idle", 1)]
-	assert Hooks().send_model == () and Hooks([Around(log)]).send_model.ask(None) is None  # type: ignore[arg-type]
+	assert Hooks().send_model == () and first_answer(Hooks([Around(log)]).send_model, None) is None  # type: ignore[arg-type]
 
 
 class Labels(Capability):

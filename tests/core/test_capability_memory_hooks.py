@@ -7,7 +7,7 @@ import pytest
 
 from openmolt import Capability
 from openmolt_core.errors import PluginError
-from openmolt_core.hooks import Hooks, Run, RunOwner
+from openmolt_core.hooks import Hooks, Run, RunOwner, tell_async
 from openmolt_core.result import RunState
 
 pytestmark = pytest.mark.anyio
@@ -67,7 +67,7 @@ async def test_memory_written_tells_each_capability_in_order() -> None:
 	first, second = Remembers(None), Remembers2(None)
 	hooks = Hooks([first, second])
 	run: Any = object()
-	await hooks.memory_written.tell(run, "longTerm", 2)
+	await tell_async(hooks.memory_written, run, "longTerm", 2)
 	assert first.written == second.written == [("longTerm", 2)]
 
 	class Breaks(Capability):
@@ -77,4 +77,4 @@ async def test_memory_written_tells_each_capability_in_order() -> None:
 			raise KeyError(memory)
 
 	with pytest.raises(PluginError, match="acme-breaks"):
-		await Hooks([Breaks()]).memory_written.tell(run, "shortTerm", 0)
+		await tell_async(Hooks([Breaks()]).memory_written, run, "shortTerm", 0)

@@ -1,10 +1,10 @@
-"""Each hook list `Hooks` tells or asks takes the hook's own arguments and gives its answer.
+"""Each hook tuple `Hooks` tells or asks takes the hook's own arguments and gives its answer.
 
-A list the loop asks one way (`hooks._Tell`, `_TellAsync`, `_UntilStop`, `_First`) is told or
-asked as its hook is (``hooks.tool_done.tell(run, call, index, entry)``), typed by its annotation
-on `Hooks`
-(``_Tell[[Run, CallTool, int, Mapping[str, Any]]]``): mypy holds each call to the annotation, and
-this test holds the annotation to the `Capability` hook's signature, so the hook is the one source.
+A tuple the loop asks one way (typed `hooks._Tell`, `_TellAsync`, `_UntilStop`, `_First`) is told
+or asked as its hook is (``tell(hooks.tool_done, run, call, index, entry)``), typed by its
+annotation on `Hooks` (``_Tell[[Run, CallTool, int, Mapping[str, Any]]]``): mypy holds each call
+to the annotation, and this test holds the annotation to the `Capability` hook's signature, so the
+hook is the one source.
 """
 
 from __future__ import annotations
@@ -70,8 +70,9 @@ def test_a_hook_s_list_is_typed_with_the_hook_s_arguments_and_answer(hook: str) 
 	)
 
 
-def test_each_list_is_of_the_kind_its_annotation_says_and_stays_so() -> None:
-	"""An empty list, and one with a capability added, are of the annotated kind."""
+def test_each_hook_s_list_is_a_plain_tuple_told_or_asked_by_a_function() -> None:
+	"""An empty list, and one with a capability added, are plain tuples (built once per agent's
+	hooks: a new instance resolves them on its first agent's path)."""
 
 	class Told(Capability):
 		name = "told"
@@ -84,11 +85,9 @@ def test_each_list_is_of_the_kind_its_annotation_says_and_stays_so() -> None:
 			return Stop("enough") if run == "full" else None
 
 	empty, hooks_ = Hooks(), Hooks([Told()])
-	for hook, node in _TYPED.items():
-		kind = getattr(hooks, ast.unparse(node.value))
-		assert type(getattr(empty, hook)) is kind and type(getattr(hooks_, hook)) is kind
-		assert getattr(empty, hook).hook == hook
-	hooks_.tool_done.tell("run", "call", 2, {"ok": True})
+	for hook in hooks._RESOLVED:
+		assert type(getattr(empty, hook)) is tuple and type(getattr(hooks_, hook)) is tuple
+	hooks.tell(hooks_.tool_done, "run", "call", 2, {"ok": True})
 	assert Told.heard == [("run", "call", 2, {"ok": True})]
 	assert not empty.tool_done and len(hooks_.tool_done) == 1
 
@@ -102,8 +101,8 @@ async def test_an_until_stop_list_ends_at_the_first_stop_and_refuses_other_answe
 			return run
 
 	listed = Hooks([Stops()]).before_step
-	assert await listed.ask(None) is None
+	assert await hooks.until_stop(listed, None) is None
 	stop = Stop("no more", "limit_reached")
-	assert await listed.ask(stop) is stop
+	assert await hooks.until_stop(listed, stop) is stop
 	with pytest.raises(TypeError, match=r"before_step returned str; return Stop\(reason\) or None"):
-		await listed.ask("yes")
+		await hooks.until_stop(listed, "yes")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
@@ -230,18 +230,20 @@ def a_capability_sees_a_typed_agent() -> None:
 
 
 async def the_dispatchers_take_their_hooks_arguments(run: Any, call: Any) -> None:
-	"""Each hook list `Hooks` calls as the hook is, typed from its `Capability` signature.
+	"""Each hook tuple of `Hooks` is told or asked as the hook is, typed from its signature.
 
 	The ``type: ignore`` lines are the test: a dispatcher typed ``Callable[..., Any]`` would let
 	them through, and mypy --strict would report the ignores as unused.
 	"""
-	from openmolt_core.hooks import Hooks
+	from openmolt_core.hooks import Hooks, first_answer, tell, tell_async, until_stop
 
 	hooks = Hooks()
-	hooks.tool_done.tell(run, call, 0, {"tool": "local.echo", "ok": True, "result": 1})
-	hooks.tool_done.tell(run, call, "0", {})  # type: ignore[arg-type]  # index: int
-	stop = await hooks.before_step.ask(run)
+	tell(hooks.tool_done, run, call, 0, {"tool": "local.echo", "ok": True, "result": 1})
+	tell(hooks.tool_done, run, call, "0", {})  # type: ignore[arg-type]  # index: int
+	stop = await until_stop(hooks.before_step, run)
 	print(stop.reason if stop is not None else "")
-	await hooks.on_run_end.tell(run)  # type: ignore[call-arg]  # the result is missing
-	reason: str | None = hooks.last_step.ask(run)
-	print(reason, hooks.memory_start(run, None, 3))  # type: ignore[arg-type]  # state: RunState
+	await tell_async(hooks.on_run_end, run)  # type: ignore[arg-type]  # the result is missing
+	reason: str | None = first_answer(hooks.last_step, run)
+	policy: Literal["retry", "ask", "fail"] | None = first_answer(hooks.nested_in_doubt, run)
+	wrong: int | None = first_answer(hooks.why_hidden, run, "x")  # type: ignore[assignment]
+	print(reason, policy, wrong, hooks.memory_start(run, None, 3))  # type: ignore[arg-type]  # state: RunState

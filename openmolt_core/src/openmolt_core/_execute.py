@@ -58,6 +58,8 @@ from openmolt_core.hooks import (
 	decision_from_dict,
 	decision_to_dict,
 	holding,
+	tell,
+	tell_async,
 )
 from openmolt_core.llm import Usage
 from openmolt_core.prompt import dumps
@@ -976,7 +978,7 @@ def _nesting(
 def _settle(ctx: RunContext, call: CallTool, index: int, result: dict[str, Any]) -> None:
 	# Outside the journaled step: a replay loads the same tools, notes the same results.
 	if ctx.hooks.tool_done:
-		ctx.hooks.tool_done.tell(ctx, call, index, result)
+		tell(ctx.hooks.tool_done, ctx, call, index, result)
 
 
 async def _capabilities_rule(
@@ -1230,9 +1232,9 @@ async def _update_memory(ctx: RunContext, command: UpdateMemory, index: int) -> 
 	key = command.memory
 	ctx.state.memory[key] = _memory_after(ctx.state, command)
 	if ctx.hooks.memory_updated:  # before anyone keeps it or hears of it
-		ctx.hooks.memory_updated.tell(ctx, key, ctx.state.memory[key])
+		tell(ctx.hooks.memory_updated, ctx, key, ctx.state.memory[key])
 	if ctx.hooks.memory_written:  # kept beyond the run (`openmolt_core.capabilities.Memory`)
-		await ctx.hooks.memory_written.tell(ctx, key, index)
+		await tell_async(ctx.hooks.memory_written, ctx, key, index)
 	if ctx.wants("memoryUpdate"):
 		from openmolt_core.events import MemoryUpdateEvent
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from openmolt_core._binding import BoundTool, describe_tools
 from openmolt_core.envelope import Envelope, ToolSchema
-from openmolt_core.hooks import BUILTIN, NO_HOOKS, AgentInfo, Hooks, builds, built
+from openmolt_core.hooks import BUILTIN, NO_HOOKS, AgentInfo, Hooks, builds, built, first_answer
 from openmolt_core.result import RunState
 from openmolt_core.tools import ToolContext
 
@@ -143,7 +143,9 @@ class ToolSet:
 		visible = self.callable(state)
 		if handle in visible:
 			return None
-		hidden = self._hooks.why_hidden.ask(state, handle) if self._hooks.why_hidden else None
+		hidden = (
+			first_answer(self._hooks.why_hidden, state, handle) if self._hooks.why_hidden else None
+		)
 		if hidden is not None:
 			return hidden
 		if handle in self.tools:

@@ -89,6 +89,10 @@ from openmolt_core.hooks import (
 	builds,
 	built,
 	drive_wrapped,
+	first_answer,
+	tell,
+	tell_async,
+	until_stop,
 )
 from openmolt_core.llm import (
 	Attachment,
@@ -445,8 +449,10 @@ class Agent:
 		if self._hooks.describe_tools:
 			records = list(tools)
 			allowed = tuple(t.handle for t in records if t.allowed)
-			self._hooks.describe_tools.tell(
-				AgentInfo(self.name, allowed, self._models.slots[0].id), records
+			tell(
+				self._hooks.describe_tools,
+				AgentInfo(self.name, allowed, self._models.slots[0].id),
+				records,
 			)
 
 	@property
@@ -702,7 +708,7 @@ class Agent:
 	def _fit(self, envelope: Envelope, dialect: SchemaDialect | None) -> FittedSchema:
 		"""The reply schema a model's requests send (`Capability.fit_reply`'s, else ``off``)."""
 		fitted = (
-			self._hooks.fit_reply.ask(envelope, dialect)
+			first_answer(self._hooks.fit_reply, envelope, dialect)
 			if dialect is not None and self._hooks.fit_reply
 			else None
 		)
@@ -995,11 +1001,11 @@ class Agent:
 		if opening is not None:
 			state.memory.update(opening.memory)
 		if parent is None and self._hooks.new_root_run:  # a sub-run: in its caller's context
-			self._hooks.new_root_run.tell(self.name, state)  # the observers mark the run's trigger
+			tell(self._hooks.new_root_run, self.name, state)  # the observers mark the run's trigger
 		if self._hooks.keep_tools:  # the whole listing, recorded (what its first turn lists)
-			self._hooks.keep_tools.tell(_Binder(self), state, True)
+			tell(self._hooks.keep_tools, _Binder(self), state, True)
 		if self._hooks.new_run:  # what they note is saved (or journaled) with the first state
-			self._hooks.new_run.tell(self.name, state)
+			tell(self._hooks.new_run, self.name, state)
 		earlier = [dict(e) for e in opening.earlier] if opening and opening.earlier else None
 		first = self.first_message(input, state, earlier)
 		if attachments:
@@ -1135,7 +1141,7 @@ class Agent:
 
 			raise ConfigurationError(nested_alone(loaded, self.name, "resume"))
 		if self._hooks.keep_tools:  # what follows reads its tools
-			self._hooks.keep_tools.tell(_Binder(self), loaded, False)
+			tell(self._hooks.keep_tools, _Binder(self), loaded, False)
 		from openmolt_core._park import resuming_once, waits_for
 
 		kind, answer = waits_for(loaded, answer, decision, given, left_out=given is _NOTHING)
@@ -1370,7 +1376,7 @@ class Agent:
 				state.user = link.user
 			if link.nesting is not None:  # a durable caller records what its call began
 				asked = self._hooks.nested_in_doubt  # (safety's: whether it may send data out)
-				policy = asked.ask(self) if asked else None
+				policy = first_answer(asked, self) if asked else None
 				from openmolt_core._indoubt import nesting_begins
 
 				await nesting_begins(self.name, [*self.in_doubt.values(), policy], link)
@@ -1391,7 +1397,7 @@ class Agent:
 		try:
 			await self._prepare()
 			if self._hooks.keep_tools:  # then its tool set, with no await between
-				self._hooks.keep_tools.tell(_Binder(self), state, False)
+				tell(self._hooks.keep_tools, _Binder(self), state, False)
 			ctx = self._context(state, port, link)
 			if ctx.hooks.wrap_run:  # the run store, the viewer, telemetry; capabilities
 				loop = lambda: self._logged_loop(ctx, answer, decisions, logged)  # noqa: E731
@@ -1443,7 +1449,7 @@ class Agent:
 		deadline = None if self.timeout is None else await port.deadline(self.timeout)
 		hooks = ctx.hooks  # the agent's, and any its calling run handed down
 		if hooks.on_run_start:
-			end = await self._within(ctx, deadline, hooks.on_run_start.ask)
+			end = await self._within(ctx, deadline, hooks.on_run_start)
 			if end is not None:
 				return await self._end(ctx, end)
 		watch: list[Alongside] = []  # checks that run alongside the first model call
@@ -1473,7 +1479,7 @@ class Agent:
 				spent = _spent(state)
 				try:
 					with until(deadline, port.now) as scope:
-						await hooks.before_model.tell(ctx)
+						await tell_async(hooks.before_model, ctx)
 				except ProviderError as exc:  # a summary call's: the run's state is kept
 					raise await self._provider_failed(ctx, exc) from exc
 				if scope.cancelled_caught:
@@ -1656,7 +1662,7 @@ class Agent:
 			return  # a question: its answer is the loop's to read
 		copy = RunState.from_dict(state.to_dict())
 		if self._hooks.keep_tools:
-			self._hooks.keep_tools.tell(_Binder(self), copy, False)
+			tell(self._hooks.keep_tools, _Binder(self), copy, False)
 		ctx = self._context(copy, LOCAL_PORT)
 		ctx.step = copy.steps
 		given = decisions if answer is None else answer
@@ -1774,15 +1780,18 @@ class Agent:
 		"""How the run ends if a capability stops it before a model call (a budget), else None."""
 		if not ctx.hooks.before_step:
 			return None
-		return await self._within(ctx, deadline, ctx.hooks.before_step.ask)
+		return await self._within(ctx, deadline, ctx.hooks.before_step)
 
 	async def _within(
-		self, ctx: RunContext, deadline: float | None, ask: Callable[[Run], Awaitable[Any]]
+		self,
+		ctx: RunContext,
+		deadline: float | None,
+		hooks: tuple[Callable[[Run], Awaitable[Stop | None]], ...],
 	) -> RunEnd | None:
-		"""How the run ends if ``ask`` (capabilities' hooks, under the run's time) stops it."""
+		"""How the run ends if ``hooks`` (asked until a `Stop`, under the run's time) stop it."""
 		stop = None
 		with until(deadline, ctx.port.now) as scope:  # a capability's hooks take the run's time
-			stop = await ask(ctx)
+			stop = await until_stop(hooks, ctx)
 		if scope.cancelled_caught:
 			return self._elapsed()
 		return None if stop is None else self._stopped(stop)
@@ -1798,7 +1807,7 @@ class Agent:
 			from openmolt_core._support.words import quantity  # the last step only
 
 			return quantity(self.max_steps, "step")
-		return ctx.hooks.last_step.ask(ctx) if ctx.hooks.last_step else None
+		return first_answer(ctx.hooks.last_step, ctx) if ctx.hooks.last_step else None
 
 	def _append_notice(self, state: RunState, notice: str) -> None:
 		# The last user turn has not been sent yet: adding to it keeps the sent prefix unchanged.
@@ -1871,7 +1880,7 @@ class Agent:
 		# listener never sees a reply that a crash would ask the model for again.
 		said: list[tuple[ModelSlot, ModelRequest, ModelResponse]] = []
 
-		sender = ctx.hooks.send_model.ask(ctx) if ctx.hooks.send_model else None
+		sender = first_answer(ctx.hooks.send_model, ctx) if ctx.hooks.send_model else None
 
 		async def call() -> ModelResponse:
 			primary = self._models.primary
@@ -2074,7 +2083,7 @@ class Agent:
 	async def _end(self, ctx: RunContext, end: RunEnd) -> RunResult:
 		result = self._result(ctx.state, end)
 		if ctx.hooks.on_run_end:
-			await ctx.hooks.on_run_end.tell(ctx, result)
+			await tell_async(ctx.hooks.on_run_end, ctx, result)
 		if ctx.wants("finish"):
 			from openmolt_core.events import FinishEvent
 

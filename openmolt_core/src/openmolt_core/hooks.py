@@ -1,18 +1,10 @@
 """Capabilities: behaviour that attaches to an agent's runs through one typed interface.
 
-The loop knows a few primitives: a model call, a tool call, a call that parks, a resume that
-delivers, a run end, the durability port and numbered events. Everything else acts through a
-`Capability`: a class whose methods the loop calls at those points. A capability overrides only
-the hooks it needs; a hook that no capability of an agent overrides is never called (the lists are
-resolved once, when the agent is created: see `Hooks`), so an agent without capabilities pays
-nothing for the interface.
-
-The rules the loop keeps are in docs/guides/capabilities.md ("The rules") and on each hook
-below: the instance's capabilities run first, then the agent's, each list in order; ``before_*``
-hooks stop at the first answer that is not `Proceed`, ``wrap_*`` hooks nest (the first outermost)
-and ``after_tool`` hooks run in reverse; what a hook decides that is not a pure function of
-journaled inputs goes through ``run.port.step``; a capability's state lives under
-``run.state.ext[name]``.
+The loop knows a few primitives (a model call, a tool call, a call that parks, a resume, a run
+end, the durability port, numbered events); everything else acts through a `Capability`, whose
+methods the loop calls at those points. A hook no capability of an agent overrides is never
+called (`Hooks` resolves the lists once per agent). The rules the loop keeps (order, nesting,
+journaling, state) are docs/guides/capabilities.md's "The rules".
 """
 
 from __future__ import annotations
@@ -26,12 +18,9 @@ from typing import (
 	TYPE_CHECKING,
 	Any,
 	ClassVar,
-	Generic,
 	Literal,
 	ParamSpec,
 	Protocol,
-	Self,
-	TypeGuard,
 	TypeVar,
 	get_args,
 )
@@ -90,7 +79,11 @@ __all__ = [
 	"decision_from_dict",
 	"decision_to_dict",
 	"drive_wrapped",
+	"first_answer",
 	"holding",
+	"tell",
+	"tell_async",
+	"until_stop",
 ]
 
 
@@ -117,9 +110,8 @@ class Refuse:
 
 	Args:
 		reason: Why, in words the model can act on.
-		entry: The whole result entry the model reads instead of the loop's (``{"tool", "ok":
-			False, "error": "not run: <reason>"}``); the loop then emits no ``error`` event
-			(the capability reports the refusal its own way).
+		entry: The whole result entry the model reads instead of the loop's; the loop then
+			emits no ``error`` event.
 	"""
 
 	reason: str
@@ -163,15 +155,12 @@ class Stop:
 
 @dataclass(frozen=True, slots=True)
 class Approve:
-	"""Run this call once a person approved it under ``rule`` (the approvals gate asks or parks).
+	"""Run this call once approved under ``rule``, decided by the capability that `parks`.
 
-	The capabilities after it are asked too (``run.held`` gives them the rules so far); a
-	capability that parks calls under a kind of its own (`Capability.parks`) decides it, and an
-	agent without one does not run it: nobody can decide it.
+	Without such a capability, the call does not run.
 
 	Args:
-		rule: Why the call waits, as the approval request names it (joined to the tool's own
-			approval rule, if it has one).
+		rule: Why the call waits, as the approval request names it.
 		input: The input the call runs with instead (None: keep it), as for `Proceed`.
 	"""
 
@@ -184,9 +173,7 @@ class Alongside:
 	"""From `Capability.before_first_model`: a check that runs while the first model call runs.
 
 	Args:
-		check: Returns `Stop` to end the run (the model call is cancelled), or None. Its
-			verdicts go through the port like any decision that is not a pure function of the
-			state.
+		check: Returns `Stop` to end the run (the model call is cancelled), or None.
 	"""
 
 	check: Callable[[], Awaitable[Stop | None]]
@@ -197,9 +184,7 @@ class Opening:
 	"""What a new run starts with besides the agent's own (`Capability.wrap_call` hands it over).
 
 	Args:
-		earlier: The turns before this run that its first turn shows, oldest first (under
-			``earlier``, right after the instructions and tools: a new turn of a conversation
-			only appends to them, so the prompt's prefix stays the same).
+		earlier: The turns before this run that its first turn shows, oldest first.
 		memory: Memory the run starts from instead of the agent's, by key (``shortTerm``).
 	"""
 
@@ -208,70 +193,50 @@ class Opening:
 
 
 class RunOwner(Protocol):
-	"""The agent whose run it is, as its capabilities see it (`Call.agent`; the loop's context).
-
-	An `openmolt_core.agent.Agent`, typed here by what the kernel and its capabilities use of
-	it, so that a misspelt attribute fails the type check (the agent's module imports this
-	one, not the other way round).
-	"""
+	"""The agent whose run it is (an `openmolt_core.agent.Agent`), as its capabilities use it."""
 
 	@property
 	def name(self) -> str:
 		"""The agent's name."""
-		...
 
 	@property
 	def on_approval_request(self) -> ApprovalHandler | None:
 		"""Decides the tool calls that wait for approval (None: such a call parks the run)."""
-		...
 
 	def first_message(
 		self, input: Any, state: RunState, earlier: list[dict[str, Any]] | None = None
 	) -> str:
 		"""The first user turn of a run asked ``input`` (``earlier``: the turns it shows first)."""
-		...
 
 
 class ToolBinder(Protocol):
-	"""What a tool source may do with the agent whose tools it lists (`Capability.refresh_tools`).
-
-	The agent hands its sources this view (never itself): they list tools through the agent's
-	capabilities, and give it back a tool set; nothing else of the agent is theirs to touch.
-	"""
+	"""The agent's view a tool source gets (`Capability.refresh_tools`): list, redact, rebind."""
 
 	@property
 	def name(self) -> str:
 		"""The agent's name (in errors)."""
-		...
 
 	@property
 	def timeout(self) -> float | None:
 		"""The agent's run timeout in seconds, which bounds a listing too (None: no bound)."""
-		...
 
 	def own_tools(self) -> Mapping[str, BoundTool]:
 		"""The agent's tool set now, by handle (before its first listing is bound: its own)."""
-		...
 
 	def sources(self) -> Sequence[str]:
 		"""The names of the capabilities that list tools, in the order `listed` answers."""
-		...
 
 	async def listed(self) -> list[Sequence[BoundTool]]:
 		"""Ask each capability's `Capability.list_tools` in order: the tools each lists, bound."""
-		...
 
 	def redact(self, text: str) -> str:
 		"""``text`` with every secret the agent knows masked."""
-		...
 
 	def failed(self, state: RunState, message: str) -> Exception:
 		"""The error that ends the run of ``state`` with ``message`` (its state kept)."""
-		...
 
 	def rebind(self, tools: dict[str, BoundTool]) -> None:
 		"""Take ``tools`` as the agent's tool set; what was built from the old one is forgotten."""
-		...
 
 
 @dataclass(frozen=True, slots=True)
@@ -280,12 +245,10 @@ class Call:
 
 	Args:
 		agent: The agent called (an `openmolt_core.agent.Agent`).
-		state: The run's state; a new run's holds no messages until the drive builds its first
-			turn.
+		state: The run's state (a new run's has no messages before its drive starts).
 		given: The value of the keyword the capability takes (`Capability.takes`).
-		asked: What the caller says to the run: a new run's input, or the answer to the
-			question a resumed run waits for; None for neither (a decision is no words).
-		resumed: Whether the call is ``agent.resume`` (the run goes on from where it parked).
+		asked: A new run's input, or the answer a resumed run waits for; None for neither.
+		resumed: Whether the call is ``agent.resume``.
 	"""
 
 	agent: RunOwner
@@ -296,9 +259,8 @@ class Call:
 
 
 CallDrive = Callable[["Opening | None"], Awaitable["RunResult"]]
-"""Starts the drive of a call's run (`Capability.wrap_call`): ``drive(opening)`` builds a new run's
-first turn with what the `Opening` adds (None: nothing) and returns the drive, not yet awaited; a
-resumed run's takes None."""
+"""Starts the drive of a call's run (`Capability.wrap_call`): ``drive(opening)`` (a resumed run's:
+None) builds a new run's first turn with what the `Opening` adds, and returns the drive."""
 
 CallWrap = Callable[[Call, CallDrive], Awaitable["RunResult"]]
 """A capability's `Capability.wrap_call`, as `Hooks.by_keyword` keeps it."""
@@ -317,17 +279,11 @@ WordsDecision = Proceed | Refuse | Stop
 class Words:
 	"""Text the model wrote for a person, about to reach them (`Capability.before_words`).
 
-	A finish's ``humanMessage`` goes through `Capability.before_finish` with the finish; these
-	are the model's other words for people, each asked about before anyone sees it.
-
 	Args:
-		field: What it is: ``message`` (a ``requestHumanInput``'s question, for whoever answers
-			it: the human-input handler, a chat, a page), ``reason`` (a ``callTool``'s reason,
-			for the person who approves the call) or ``plan`` (an ``updatePlan``'s plan, which
-			a page's state and a viewer show).
-		text: The text, as the model wrote it (or as the capabilities before let it through);
-			a plan as its JSON text (a list of steps: ``name``, ``status``, ``notes``,
-			``subSteps``), which a rewrite must keep a plan.
+		field: ``message`` (a ``requestHumanInput``'s question), ``reason`` (a ``callTool``'s
+			reason, for its approver) or ``plan`` (an ``updatePlan``'s plan).
+		text: The text as the capabilities before let it through; a plan as its JSON text,
+			which a rewrite must keep a plan.
 		tool: For a ``reason``: the handle of the tool called; "" otherwise.
 	"""
 
@@ -346,21 +302,17 @@ _WORDS_COMMAND = {"message": "requestHumanInput", "reason": "callTool", "plan": 
 
 
 ModelSend = Callable[["LLMProvider", "ModelRequest", str], Awaitable["ModelResponse"]]
-"""Sends one model's request in place of its provider's ``generate`` (`Capability.send_model`):
-``send(provider, request, model)``, ``model`` the ``provider:model`` id; returns the response."""
+"""``send(provider, request, model)`` in place of the provider's ``generate`` (`Capability.send_model`)."""
 
 ToolWork = Callable[[], Awaitable[dict[str, Any]]]
-"""A tool call's work inside its journaled step (`Capability.wrap_tool`): runs the call (or finds
-it in doubt) and returns its result entry."""
+"""A tool call's work inside its journaled step (`Capability.wrap_tool`): returns its entry."""
 
 ToolInside = Callable[["CallingRun", ToolWork], Awaitable[dict[str, Any]]]
-"""What a `Capability.wrap_tool` runs inside a tool call's journaled step, around its work:
-``inside(calling, work)``, ``calling`` the run handed to the runs the call nests
-(`openmolt_core.tools.CallingRun`); returns the entry the journal keeps."""
+"""``inside(calling, work)``: what a `Capability.wrap_tool` runs around the call's work, in its
+journaled step (``calling``: the `openmolt_core.tools.CallingRun` the call's nested runs get)."""
 
 ToolStep = Callable[[ToolInside], Awaitable[dict[str, Any]]]
-"""Runs a tool call's journaled step (`Capability.wrap_tool`): ``step(inside)`` runs ``inside``
-in it (not on a replay: the journal answers) and returns the journaled entry."""
+"""``step(inside)`` runs a tool call's journaled step with ``inside`` in it (`Capability.wrap_tool`)."""
 
 PROCEED = Proceed()
 
@@ -431,86 +383,58 @@ class Run(Protocol):
 	@property
 	def agent(self) -> str:
 		"""The agent's name."""
-		...
 
 	@property
 	def state(self) -> RunState:
 		"""The run's state (saved, resumed and journaled; ``state.ext`` holds capabilities')."""
-		...
 
 	@property
 	def port(self) -> RunPort:
 		"""The durability port: ``await run.port.step(key, fn)`` journals a decision."""
-		...
 
 	@property
 	def step(self) -> int:
 		"""The current step (1-based; 0 before the first model call)."""
-		...
 
 	@property
 	def tools(self) -> Mapping[str, ToolSpec]:
 		"""The run's tools by handle, in the agent's order (built-in ones included)."""
-		...
 
 	@property
 	def redact(self) -> Redactor:
 		"""Scrubs the agent's secrets from text (``redact(text)``, ``redact.deep(value)``)."""
-		...
 
 	@property
 	def link(self) -> CallingRun | None:
 		"""The run that called this one as a tool, with what it handed down; or None."""
-		...
 
 	@property
 	def call_from_journal(self) -> bool:
-		"""In `Capability.after_tool`: whether the call's result came from the journal.
-
-		Such a call ran before a crash and its events went out then: an event about it is
-		counted (``skip_event``), not emitted again.
-		"""
-		...
+		"""In `Capability.after_tool`: whether the result came from the journal (count its events)."""
 
 	def wants(self, name: str) -> bool:
 		"""Whether anything listens to the event ``name``."""
-		...
 
 	async def emit(self, event: Event, seq: int | None = None) -> None:
 		"""Emit an event of this run (numbered in order; replays number it the same)."""
-		...
 
 	def skip_event(self) -> None:
 		"""Count an event nobody listens to, so later numbers stay deterministic."""
-		...
 
 	@property
 	def models(self) -> ModelAccess | None:
 		"""The agent's models (`ModelAccess`): their ids, a call's request for another of them."""
-		...
 
 
 class ModelAccess(Protocol):
-	"""What a capability may ask of the agent's models during a run (``run.models``).
-
-	A step asks one model, the agent's first. Around a call of the agent's models
-	(`Capability.wrap_model`; ``request.model_id`` names the model), a capability may send
-	``run.models.request(other)`` instead: the loop builds it for that model (its own prompt and
-	the reply schema fitted to its dialect) and sends it to that model's provider; the journal
-	records which model answered, and a replay reads its reply that way.
-	"""
+	"""What a capability may ask of the agent's models during a run (``run.models``)."""
 
 	@property
 	def ids(self) -> tuple[str, ...]:
 		"""The agent's models (``provider:model``), the one each step asks first."""
-		...
 
 	def request(self, model: str) -> ModelRequest:
 		"""The request of the model call in progress, built for another of the agent's models.
-
-		For a step: its messages with that model's system prompt and the reply schema fitted
-		to its dialect; for a call of a capability's own (`own`): the same request for that
-		model. ``call(request)`` in `Capability.wrap_model` sends it to that model.
 
 		Args:
 			model: One of `ids`.
@@ -519,15 +443,9 @@ class ModelAccess(Protocol):
 			ConfigurationError: No call of the agent's models is in progress, or ``model`` is
 				not one of the agent's.
 		"""
-		...
 
 	def fitted(self, model: str) -> FittedSchema:
-		"""The reply schema fitted to a model's dialect at the coming step, as its request sends it.
-
-		How to read that model's reply as the loop reads it: ``restore`` undoes the dialect's
-		changes (inputs and an output sent as JSON text, nulls for properties left out), and
-		``output_encoded`` says whether a finish's output comes as JSON text. A sender that
-		previews a reply while it streams (`Capability.send_model`) shows it so.
+		"""The reply schema fitted to a model's dialect at the coming step (how to read its reply).
 
 		Args:
 			model: One of `ids`.
@@ -535,145 +453,93 @@ class ModelAccess(Protocol):
 		Raises:
 			ConfigurationError: ``model`` is not one of the agent's.
 		"""
-		...
 
 	@property
 	def config(self) -> ModelConfig:
 		"""The agent's model configuration."""
-		...
 
 	def config_for(self, provider: str) -> ModelConfig:
-		"""The model configuration a request to ``provider`` carries.
-
-		The agent's, with only that provider's part of ``provider_options`` when they are keyed
-		by provider (`openmolt_core.llm.options_for`): a call of a capability's own to a model
-		of another provider (a summary model) sends it.
+		"""The agent's model configuration as a request to ``provider`` carries it.
 
 		Args:
 			provider: The provider's name (a model id's prefix).
 		"""
-		...
 
 	def system(self) -> str:
 		"""The system prompt the first model gets at the coming step."""
-		...
 
 	def primary(self) -> tuple[LLMProvider, str, str]:
 		"""The first model: its provider, its name, and its system prompt (without what a step adds)."""
-		...
 
 	def chain(self) -> tuple[tuple[LLMProvider, str, str], ...]:
-		"""Every model that may answer a step, the first first, as `primary` gives each.
-
-		A step asks the first; model fallback sends it on to the next when that one fails, so
-		which one answers is known only after the call. An estimate of the coming call (a cost
-		budget's) takes the dearest of them.
-		"""
-		...
+		"""Every model that may answer a step, the first first, as `primary` gives each."""
 
 	def context_window(self, model: str | None = None) -> int | None:
-		"""The context window a call's prompt must fit, in tokens, when the providers say.
-
-		A step asks the first model and may fall back to any next one, so by default this is
-		the smallest window of the agent's models (a model whose provider does not say counts
-		as `openmolt_core.llm.DEFAULT_CONTEXT_WINDOW`); None when no provider says.
+		"""The context window a step's prompt must fit, in tokens (the smallest; None: unknown).
 
 		Args:
-			model: One of `ids`: that model's own window instead (None when its provider does
-				not say).
+			model: One of `ids`: that model's own window instead.
 
 		Raises:
 			ConfigurationError: ``model`` is not one of the agent's.
 		"""
-		...
 
 	def own(self, run: Run) -> tuple[LLMProvider, str]:
-		"""The agent's models as one provider for a call of a capability's own (a summary).
-
-		Its calls go through the capabilities' `Capability.wrap_model` hooks as a step's do,
-		and `request` builds them for another of the agent's models.
-		"""
-		...
+		"""The agent's models as one provider for a call of a capability's own (through `wrap_model`)."""
 
 	def price(self, response: ModelResponse) -> None:
 		"""Price a response of the agent's own models that the provider did not price."""
-		...
 
 
 class ToolSpec(Protocol):
-	"""What a hook sees of a tool: the one record every tool source is described by.
-
-	An integration's tool, a function, an MCP server's tool, an OpenAPI operation, an agent used
-	as a tool, a skill's tool and a capability's own tools all bind into this record; a
-	capability reads it, never the tool's class or its source.
-	"""
+	"""What a hook sees of a tool: the one record every tool source is described by."""
 
 	@property
 	def handle(self) -> str:
 		"""The handle the model calls (``integration.tool``)."""
-		...
 
 	@property
 	def input_schema(self) -> dict[str, Any]:
 		"""The JSON Schema of its input."""
-		...
 
 	@property
 	def output_schema(self) -> dict[str, Any] | None:
 		"""The JSON Schema of its result, or None when it names none."""
-		...
 
 	@property
 	def scopes(self) -> tuple[str, ...]:
 		"""The scopes a call needs."""
-		...
 
 	@property
 	def labels(self) -> frozenset[str]:
-		"""What it does with data (``private``, ``untrusted``, ``outbound``: `openmolt_core.taint`).
-
-		A tool whose labels are unknown (it declares none, and no policy says) has
-		``untrusted`` and ``outbound``: fail closed.
-		"""
-		...
+		"""What it does with data (``private``, ``untrusted``, ``outbound``); unknown: the last two."""
 
 	@property
 	def secrets(self) -> frozenset[str]:
 		"""The names of the credential keys it was bound with that hold secrets (names only)."""
-		...
 
 	@property
 	def approval(self) -> str | None:
 		"""The approval rule that makes its calls wait for a decision, or None."""
-		...
 
 	@property
 	def description(self) -> str:
 		"""What it does, for the model."""
-		...
 
 	@property
 	def integration_name(self) -> str:
 		"""The display name of its integration (``Gmail``); the handle's prefix when it has none."""
-		...
 
 	@property
 	def integration_description(self) -> str:
 		"""One line on what its integration does (empty when it has none, or says nothing)."""
-		...
 
 	def describe(self) -> dict[str, Any]:
 		"""The tool as the model reads it in a listing (handle, description, schemas, approval)."""
-		...
 
 	@property
 	def in_doubt(self) -> Literal["retry", "ask", "fail"]:
-		"""Its idempotency: what a call found started but unfinished after a crash does.
-
-		``retry`` (repeating it is safe), ``ask`` (a person says whether it happened) or
-		``fail`` (the model reads that it may have happened).
-		"""
-		...
+		"""What a call found started but unfinished after a crash does: ``retry``, ``ask``, ``fail``."""
 
 
 class ToolRecord(ToolSpec, Protocol):
@@ -683,13 +549,10 @@ class ToolRecord(ToolSpec, Protocol):
 	"""What it does with data (``private``, ``untrusted``, ``outbound``)."""
 
 	in_doubt_at_least: Literal["retry", "ask", "fail"]
-	"""The laxest in-doubt policy its calls may follow (``retry``: the tool's own decides):
-	what a capability runs inside its calls (the caller's guardrail agents that judge the words
-	of the agent a call runs) would run again with a call found in doubt."""
+	"""The laxest in-doubt policy its calls may follow (``retry``: the tool's own decides)."""
 
 	in_doubt_default: Literal["retry", "ask", "fail"] | None
-	"""The policy of its calls when the tool declares none, as a capability sets it (None: ``ask``
-	for a tool that declares itself ``outbound``, else ``retry``)."""
+	"""Its calls' policy when the tool declares none (None: ``ask`` if ``outbound``, else ``retry``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -698,13 +561,10 @@ class AgentInfo:
 
 	Args:
 		name: The agent's name.
-		tools: The handles of the tools the agent may call (its scopes allow them): when building
-			tools, those bound so far (integrations, ``tools=``, earlier capabilities'); in
-			`Capability.builtin_tools` and `Capability.first_turn`, all of them.
+		tools: The handles of the tools the agent may call (in `Capability.tools`: those bound
+			so far).
 		model: The model id (``provider:model``, or the provider's name).
-		records: The records of those tools, in the same order (descriptions, integrations,
-			schemas), in `Capability.builtin_tools` and `Capability.first_turn`; empty in
-			`Capability.tools` (the agent's policies have not labelled them yet).
+		records: The records of those tools, in the same order; empty in `Capability.tools`.
 	"""
 
 	name: str
@@ -719,363 +579,215 @@ class AgentInfo:
 class Capability:
 	"""Behaviour attached to an agent's runs; override the hooks you need (each default does nothing).
 
-	Subclass it, set ``name`` (letters, digits, ``_`` and ``-``: it names the state under
-	``state.ext``, the journal keys and the events), and give instances to
-	``create_agent(capabilities=[...])`` or ``OpenMolt(capabilities=[...])``, or register a factory
-	from a plugin's ``register_capabilities`` hook so agents name it (``capabilities=["name"]``).
+	Subclass it, set ``name``, and give instances to ``create_agent(capabilities=[...])`` or
+	``OpenMolt(capabilities=[...])``, or register a factory from a plugin's
+	``register_capabilities`` hook so agents name it (``capabilities=["name"]``). What each hook
+	is for, with examples, is docs/guides/capabilities.md ("The hooks", "The rules"). A hook's
+	``run`` is the run it acts in (`Run`), ``call`` the `CallTool` and ``tool`` its `ToolSpec`.
 	"""
 
 	__slots__ = ()
 
 	name: ClassVar[str] = ""
-	"""The capability's name: unique per agent."""
+	"""Unique per agent (letters, digits, ``_``, ``-``): keys ``state.ext``, journal keys, events."""
 
 	events: ClassVar[Mapping[str, type[Event]]] = {}
 	"""The events it emits, by name (``agent.on(name, ...)`` accepts them)."""
 
 	in_fingerprint: ClassVar[bool] = True
-	"""Whether the agent's fingerprint names it (False only for a capability whose whole effect on
-	a journaled run is already there, such as its tools' schemas)."""
+	"""Whether the agent's fingerprint names it (False: its whole effect on a journaled run is
+	already there, such as its tools' schemas)."""
 
 	builtins_lead: ClassVar[bool] = False
-	"""Whether its `builtin_tools` come before the agent's own tools in the first turn's listing
-	and the reply schema (entry points such as tool search's), rather than after them."""
+	"""Whether its `builtin_tools` are listed before the agent's own tools, not after them."""
 
 	journal_decisions: ClassVar[bool] = True
 	"""Whether the loop journals its `before_tool` decisions (``hook:<step>:<index>:<tool>``).
 
-	False for a capability whose decisions are a pure function of journaled inputs (the state,
-	the call, the tool record) or go through ``run.port.step`` themselves: the loop then asks it
-	after the journaled capabilities, outside their step, and a replay asks it again."""
+	False: its decisions are a pure function of journaled inputs (or it journals them itself);
+	the loop asks it after the journaled capabilities, outside their step, and on replay."""
 
 	first_turn_lead: ClassVar[bool] = False
-	"""Whether its `first_turn` fields come right after the tools in the first turn, ahead of the
-	other capabilities' fields (fields about the tools, such as tool search's catalog)."""
+	"""Whether its `first_turn` fields come right after the tools, ahead of the others' fields."""
 
 	parks: ClassVar[str] = ""
-	"""The kind of ``state.pending`` under which its `Park` decisions park a step (the approvals
-	gate's ``approval``: ``{"kind": parks, "calls": [...]}``, one entry per call, its ``index``
-	and the park's ``request``; the run ends with the last park's message), or "" (they are saved
-	under the kernel's ``capability`` kind, each call naming it under ``by``). Such a park wins
-	over the others of its step: a call another capability parks (`Park`) in it reads ``not run:
-	another call of this step waits for <kind>; call it again once that is decided``. A run
-	parked under this kind goes on through this capability: ``agent.resume`` asks its
-	`receive`, then its `resume`, and
-	``agent.approval_requests`` its `requests`. It also decides the calls an `Approve` holds (its
-	`Proceed` lets them run: ``run.held``). One capability per kind and agent."""
+	"""The ``state.pending`` kind its `Park` decisions park a step under, or "" (the kernel's
+	``capability`` kind, each call naming it under ``by``).
+
+	Such a park wins over the others of its step; the run goes on through this capability
+	(``agent.resume``: `receive`, then `resume`; `requests` lists what waits), and it decides the
+	calls an `Approve` holds. One capability per kind and agent."""
 
 	takes: ClassVar[str] = ""
-	"""The keyword of ``agent.run``, ``stream`` and ``resume`` whose value this capability takes
-	for one call (``session``), or "": a call that gives it goes through its `wrap_call`. One
-	capability per keyword and agent."""
+	"""The keyword of ``agent.run``, ``stream`` and ``resume`` it takes (a call that gives it goes
+	through its `wrap_call`), or "". One capability per keyword and agent."""
 	model_call_events: int = 0
-	"""How many numbered events its `wrap_model` may emit per model call (an instance may set its
-	own, when it is made). The loop reserves them with the call's numbers and numbers those
-	events from them (``run.emit`` without ``seq``, or ``run.skip_event``): a replay, which answers
-	the call from the journal without running ``wrap_model``, numbers later events the same."""
+	"""How many numbered events its `wrap_model` may emit per model call: the loop reserves their
+	numbers with the call's, so a replay (which skips ``wrap_model``) numbers later events the same."""
 	model_calls: int = 1
-	"""How many times its `wrap_model` may send one model call on (``call``), at most: model
-	fallback sends it to each model it tries. The capabilities after it (inside its hook) then
-	run that many times per call, and the loop reserves their `model_call_events` for each."""
+	"""How many times, at most, its `wrap_model` sends one call on (``call``): the hooks inside it
+	run, and their `model_call_events` are reserved, that many times."""
 
 	# building the agent (no I/O) ----------------------------------------------------------
 
 	def active_hooks(self) -> Collection[str] | None:
-		"""The hooks this instance needs, of those its class overrides (None: all of them).
+		"""The run hooks (and `describe_tools`) this instance needs of those its class overrides.
 
-		Asked once, when the agent's hooks are resolved: a capability whose settings leave a
-		hook idle (no output guardrails: no ``before_finish``) keeps it off every run's path.
-		Covers the run hooks and `describe_tools`.
+		Asked once, when the agent's hooks are resolved; None: all of them.
 		"""
 		return None
 
 	def tools(self, agent: AgentInfo) -> Sequence[Tool | Callable[..., Any]]:
-		"""Tools the capability adds to the agent (function tools, or `Tool` objects).
-
-		Args:
-			agent: The agent being built.
-		"""
+		"""Tools (functions or `Tool` objects) it adds to ``agent``, the agent being built."""
 		return ()
 
 	def first_turn(self, agent: AgentInfo) -> Mapping[str, Any]:
-		"""Fields added to the first user turn (JSON), after the agent's own (see `first_turn_lead`).
+		"""JSON fields added to ``agent``'s first user turn, after its own (or `first_turn_lead`).
 
-		A key the agent's first turn has (``about``, ``tools``, ``maxSteps``, ``earlier``,
-		``memory``, ``plan``, ``input``) or another capability added is refused
-		(`ConfigurationError` at the first run): a JSON object with a key twice loses one.
-
-		Args:
-			agent: The agent being built.
+		A key the agent's turn or another capability has is refused (`ConfigurationError`).
 		"""
 		return {}
 
 	def nested_agents(self) -> Sequence[Any]:
-		"""The agents it runs inside its agent's runs, with tools of their own (none by default).
+		"""The agents it runs nested in its agent's runs, with tools of their own (no I/O).
 
-		Each runs nested in a step of the run that asks it (a guardrail's agent judging the
-		run's words): what its tools do counts as the run's (`openmolt_core.taint.nested_labels`),
-		and so does its in-doubt policy (`openmolt_core.taint.nested_in_doubt`). Read when an
-		agent's labels or policy are worked out (no I/O); a function it calls is no agent.
+		Their tools count in the run's labels and in-doubt policy.
 		"""
 		return ()
 
 	def nested_in_doubt(self, agent: Any) -> Literal["retry", "ask", "fail"] | None:
 		"""The in-doubt policy of a run of ``agent`` nested in a durable run's journaled step.
 
-		Such a run is not journaled step by step: found under way after a crash, it would start
-		again. The loop holds it as strict as its tools' policies (`ToolSpec.in_doubt`); answer
-		a stricter one when more of it may not run twice (the safety capability: ``ask`` when
-		it may send data out, `openmolt_core.taint.nested_in_doubt`). The first answer that is
-		not None counts; no I/O.
-
-		Args:
-			agent: The agent whose run starts nested (an `openmolt_core.agent.Agent`).
+		Stricter than its tools' policies, or None; the first answer that is not None counts.
 		"""
 		return None
 
 	async def list_tools(self) -> Sequence[BoundTool]:
-		"""Tools only known at run time (an MCP server's), listed before each run's first turn.
+		"""Tools only known at run time, bound, listed before each run's first turn (`refresh_tools`).
 
-		The agent calls it at the start of each run, before the first message and the reply
-		schema are built, so a run's prompt and schema never change while it runs (also before a
-		resume and a durable execution). Return the *same* sequence object for as long as the
-		tools have not changed: the agent rebinds its tools (labels, approval rules, prompt)
-		only when an object differs from the one it got last time. A run records the listed
-		tools it began with in its state, and a resumed or recovered run binds only those (or
-		stops, if one is gone or changed: `openmolt_core.capabilities._listed`).
-
-		Returns:
-			The capability's tools, bound (handles, contexts and scopes; see
-			`openmolt_core.capabilities.sources`); they come after the agent's other tools.
-
-		Raises:
-			IntegrationError: The tools could not be listed (the run does not start).
+		They come after the agent's other tools. Return the *same* sequence while they have not
+		changed (the agent rebinds when it differs); raise `IntegrationError` when they cannot be
+		listed (the run does not start).
 		"""
 		return ()
 
 	def builtin_tools(self, agent: AgentInfo) -> Sequence[Tool]:
-		"""Tools of the run's machinery, bound as ``openmolt.<handle>``, apart from the agent's.
+		"""Tools of the run's machinery, bound as ``openmolt.<handle>``, apart from ``agent``'s.
 
-		Unlike `tools`, they are not the agent's (``agent.tools``, its fingerprint): they are
-		asked for whenever the agent's tool set is built (again after a run-time source lists
-		new tools), and listed after the agent's tools (before, with `builtins_lead`). Their
-		results are never replaced (`replace_result`): they bound their own size.
-
-		Args:
-			agent: The agent (``agent.tools``: the handles of its tools the scopes allow).
+		Asked whenever the agent's tool set is built; listed after the agent's tools (before,
+		with `builtins_lead`); never passed to `replace_result`.
 		"""
 		return ()
 
 	def builtin_approval(self, handle: str, tool: ToolDefinition) -> str | None:
-		"""The rule under which calls of a built-in tool wait for a decision, or None.
+		"""The rule under which its `before_tool` holds calls of ``tool`` (``openmolt.<handle>``).
 
-		The built-in tools are bound apart from the agent's, so `describe_tools` never marks
-		them; a capability that holds their calls in `before_tool` says here which ones, so
-		that ``agent.approval_rules`` (and what reads it: a durable run's definition) lists
-		them. The first capability that names a rule gives it.
-
-		Args:
-			handle: The tool's handle (``openmolt.<handle>``).
-			tool: The tool.
+		``agent.approval_rules`` lists it; the first capability that names a rule gives it.
 		"""
 		return None
 
 	def fingerprint(self) -> Mapping[str, Any]:
-		"""Entries added to the agent's fingerprint (JSON), for what changes the steps it asks for.
-
-		Merged into the fingerprint's body; the keys must not be the agent's own (``name``,
-		``model``, ``tools``...).
-		"""
+		"""JSON entries merged into the agent's fingerprint (not the agent's own keys)."""
 		return {}
 
 	def describe_tools(self, agent: AgentInfo, tools: Sequence[ToolRecord]) -> None:
-		"""See the agent's whole tool set, and set what the records say (`ToolRecord`).
+		"""Set what the records of ``agent``'s tools (allowed or not) say: labels, in-doubt policy.
 
-		Their ``labels``, and their in-doubt policy (``in_doubt_default``, ``in_doubt_at_least``:
-		the loop reads a record's ``in_doubt``). Called when the agent is built, and again when a
-		run-time source (an MCP server) changes its tools; the capabilities in order, each seeing
-		what the earlier ones set.
-
-		Args:
-			agent: The agent being built (``agent.tools``: the handles it may call).
-			tools: Every bound tool of the agent (allowed or not).
+		Called when the agent is built and when a run-time source changes its tools, the
+		capabilities in order, each seeing what the earlier ones set.
 		"""
 
 	# a run ----------------------------------------------------------------------------------
 
 	def state(self, run: Run) -> dict[str, Any]:
-		"""This capability's JSON state in the run (``run.state.ext[self.name]``), made on first use.
-
-		Args:
-			run: The run.
-		"""
+		"""This capability's JSON state in the run (``run.state.ext[self.name]``), made on first use."""
 		mine: dict[str, Any] = run.state.ext.setdefault(self.name, {})
 		return mine
 
 	async def on_run_start(self, run: Run) -> Stop | None:
-		"""A run starts or goes on (also after a resume, and on a durable replay).
-
-		Args:
-			run: The run.
-
-		Returns:
-			`Stop` to end the run before anything else happens, or None.
-		"""
+		"""A run starts or goes on (after a resume, and on replay): `Stop` ends it before anything."""
 		return None
 
 	async def before_first_model(self, run: Run) -> Stop | Alongside | None:
-		"""A run is about to make its first model call (after `on_run_start`, under its time budget).
+		"""Before a run's first model call (after `on_run_start`, outside any journaled step).
 
-		Called once per run that has made no model call and waits for nothing (again when such
-		a run is given back its state, or replayed); outside any journaled step.
-
-		Args:
-			run: The run; ``run.state.messages[0]`` is the first turn, which it may rewrite.
-
-		Returns:
-			`Stop` to end the run now, `Alongside` to run a check while the first model call
-			runs (a `Stop` from it cancels the call), or None.
+		Asked once per run that has made no model call and waits for nothing (again on replay);
+		``run.state.messages[0]``, the first turn, may be rewritten. `Stop` ends the run;
+		`Alongside` runs a check during the call.
 		"""
 		return None
 
 	async def wrap_call(self, call: Call, drive: CallDrive) -> RunResult:
 		"""Around one call that gives this capability's keyword (`takes`), in the caller's process.
 
-		Outside the run's drive and its durability: a durable run's workflow is driven inside it
-		(nothing of it is journaled), and it sees every way the drive ends. A new run's first
-		turn is not built yet: ``drive(opening)`` builds it, with what the `Opening` adds, and
-		returns the drive to await. What it raises passes to the caller as it is.
+		Outside the drive and its journal; what it raises reaches the caller as it is.
 
 		Args:
 			call: The call: the agent, the run's state, the keyword's value, what is asked.
-			drive: Starts the run's drive; call it once (None: the run starts with nothing more).
+			drive: Starts the run's drive; call it once (an `Opening`, or None for nothing more).
 		"""
 		return await drive(None)
 
 	def memory_option(self, state: RunState, memory: Any) -> Any:
-		"""The agent's memory option (its data and update callbacks) as a drive of this run uses it.
-
-		Asked as each drive of a run begins, by any process that drives it (a durable worker
-		recovering it too), each capability given what the one before returned.
-
-		Args:
-			state: The run's state.
-			memory: The agent's memory option (`openmolt_core.options.AgentMemory`, or its dict).
-		"""
+		"""The memory option (``memory``: the previous answer) a drive of ``state``'s run uses."""
 		return memory
 
 	async def wrap_run(self, run: Run, drive: Callable[[], Awaitable[RunResult]]) -> RunResult:
 		"""Around one drive of a run (a start, a resume, a durable execution), errors included.
 
-		The first capability's is outermost. It may route the run's events and port before
-		calling ``drive`` (the run store and observers do), and sees every way the drive ends:
-		its result, `openmolt_core.errors.RunError`, cancellation.
-
-		Args:
-			run: The run.
-			drive: Runs the loop (the next capability's hook, or the loop itself).
+		The first capability's is outermost; ``drive`` runs the loop (or the next hook), and the
+		hook returns a `RunResult`.
 		"""
 		return await drive()
 
 	async def on_run_end(self, run: Run, result: RunResult) -> None:
-		"""The run ended (finished, parked, or stopped by a limit or a capability).
-
-		Args:
-			run: The run.
-			result: Its result.
-		"""
+		"""The run ended (finished, parked, or stopped) with ``result``."""
 
 	def visible_tools(self, state: RunState, handles: tuple[str, ...]) -> tuple[str, ...]:
-		"""The tools the model may call at this step (and sees in its reply schema).
+		"""The tools the model may call at this step: ``handles``, or fewer, in the same order.
 
-		Called before each step with the tools the others left visible (the first with every
-		tool the agent's scopes allow, built-in ones included); return them, or fewer, in the
-		same order. It must be a pure function of ``state``: a replay sees the same tools.
-
-		Args:
-			state: The run's state (a fresh one for the first turn's listing).
-			handles: The tools visible so far.
+		A pure function of ``state`` (a fresh one for the first turn's listing), asked before
+		each step with the tools the capabilities before left visible.
 		"""
 		return handles
 
 	def why_hidden(self, state: RunState, handle: str) -> str | None:
-		"""Why a call to a tool no capability left visible is refused (None: not this one's).
-
-		The first capability that answers is the reply's error; with no answer, the usual
-		messages apply (an unknown tool, or one the scopes exclude).
-
-		Args:
-			state: The run's state.
-			handle: The tool the model called.
-		"""
+		"""Why a call to ``handle``, which no capability left visible, is refused (first answer)."""
 		return None
 
 	async def before_step(self, run: Run) -> Stop | None:
-		"""May the run take another model step? Asked before each (before `before_model`).
+		"""May the run take another step? `Stop` ends it (``limit_reached``: a spent budget).
 
-		Asked once ``max_steps`` and ``timeout`` let the step go, on a replay too, and again
-		before the step's call when a `before_model` or `context_exceeded` hook spent (a
-		compaction's summary): decide from journaled inputs (``run.state.usage``,
-		``run.link``) or journal the decision.
-
-		Args:
-			run: The run.
-
-		Returns:
-			`Stop` to end the run (``status="limit_reached"`` for a spent budget), or None.
+		Asked before each step (before `before_model`, on replay too), and again before its
+		call when a `before_model` or `context_exceeded` hook spent: decide from journaled
+		inputs, or journal the decision.
 		"""
 		return None
 
 	def last_step(self, run: Run) -> str | None:
 		"""Why the coming model call is the run's last (the model is told), or None.
 
-		Asked after `before_model` when ``max_steps`` does not make it the last; the first
-		answer wins. Decide from journaled inputs, as for `before_step`.
-
-		Args:
-			run: The run.
+		Asked after `before_model`; the first answer counts.
 		"""
 		return None
 
 	def hand_down(self, run: Run, tools: Sequence[ToolSpec]) -> Sequence[Mapping[str, Any]]:
-		"""What the runs these calls start (a sub-agent's) take from this run.
+		"""One mapping per tool of ``tools`` (or nothing): fields of each call's `CallingRun`.
 
-		Asked at a call's start, or once before a concurrent batch starts. Each mapping sets
-		fields of a call's `openmolt_core.tools.CallingRun` (the called run's ``run.link``)
-		but those the loop sets (`openmolt_core.tools.LOOP_FIELDS`); its ``capabilities`` (a
-		list or tuple: their order is their hooks') attach to the called run (unless its
-		agent has one of the name): the hooks given the
-		run are asked, not those of the agent's tool set (`visible_tools`, `why_hidden`).
-
-		Args:
-			run: The run.
-			tools: The records of the tools about to be called, in command order.
-
-		Returns:
-			One mapping per tool, in order, or nothing.
+		Asked at a call's start (once for a concurrent batch, ``tools`` in command order). Not
+		the loop's fields (`openmolt_core.tools.LOOP_FIELDS`); ``capabilities`` (a list or tuple)
+		attach to the called run unless its agent has one of the name (their run hooks only).
 		"""
 		return ()
 
 	async def before_model(self, run: Run) -> None:
-		"""A step is about to ask the model (outside the journaled model call; runs on replay).
-
-		Args:
-			run: The run; ``run.state.messages`` is what the model will read.
-		"""
+		"""A step is about to ask the model (``run.state.messages``); outside its journaled call."""
 
 	async def context_exceeded(self, run: Run) -> bool:
-		"""The model answered that the step's request is longer than its context window.
+		"""The model refused the step's request as longer than its context window.
 
-		Shrink ``run.state.messages`` (compaction summarises the older steps) and return True to
-		have the step asked once more, under a journal key of its own; False leaves the run to
-		end on the provider's error. Called outside the journaled model call, as
-		`before_model` is, and on replay too: what it decides must be journaled by it (a
-		summary through ``run.port.step``). The first capability that answers True ends the
-		asking.
-
-		Args:
-			run: The run, after the failed call (`openmolt_core.errors.ProviderError`
-				with ``context_exceeded``).
+		Shrink ``run.state.messages`` and return True to ask the step once more; the first True
+		ends the asking. Outside the journaled call, on replay too.
 		"""
 		return False
 
@@ -1085,382 +797,181 @@ class Capability:
 		request: ModelRequest,
 		call: Callable[[ModelRequest], Awaitable[ModelResponse]],
 	) -> ModelResponse:
-		"""Around one model call, inside its journaled step.
-
-		A call of the agent's models names its model (``request.model_id``); the hook may send
-		the request, change it, or send ``run.models.request(other)`` to another of the agent's
-		models instead (`ModelAccess`): the response says which model answered.
+		"""Around one model call, inside its journaled step (the first capability outermost).
 
 		Args:
 			run: The run.
-			request: The request about to be sent.
-			call: Sends a request and returns the response (the next capability's hook, or the
-				provider of the model the request was built for).
+			request: The request about to be sent (``request.model_id``: its model).
+			call: Sends a request and returns the response (the next hook, or the provider);
+				``run.models.request(other)`` builds the request for another of the agent's models.
 		"""
 		return await call(request)
 
 	def fit_reply(self, envelope: Envelope, dialect: SchemaDialect) -> FittedSchema | None:
-		"""The agent's reply schema fitted to a model's structured-output dialect (no I/O).
+		"""The reply schema (``envelope``) fitted to a model's structured-output ``dialect``.
 
-		Asked when a model whose provider declares a dialect (`openmolt_core.llm.LLMProvider`'s
-		``schema_dialect``) first needs the schema for a tool set (the loop keeps the answer per
-		model and tool set); the first capability that answers decides what every request to
-		that model sends and how its replies are read (`openmolt_core.envelope.FittedSchema`).
-		None leaves it to the next; when none answers, the request sends the canonical schema
-		with mode ``off``. The structured-output capability answers
-		(`openmolt_core.capabilities.structured.fit`).
-
-		Args:
-			envelope: The reply schema, in parts.
-			dialect: What the model's provider accepts.
+		No I/O; asked once per model and tool set; the first answer counts (none: the canonical
+		schema, mode ``off``).
 		"""
 		return None
 
 	def send_model(self, run: Run) -> ModelSend | None:
-		"""How this step sends its model calls, in place of each provider's ``generate`` (or None).
+		"""How this step sends its model calls instead of each provider's ``generate``, or None.
 
-		Asked once per step, before its journaled model call; the first capability that answers
-		sends each request of the step's call to its model, inside every `wrap_model` (the
-		streaming capability streams the reply to the run's ``text:delta`` listeners). Answer
-		None when the step needs nothing of the kind: the call is then the plain ``generate``.
-
-		Args:
-			run: The run (``run.wants(name)``: whether anything listens to an event).
+		Asked once per step; the first answer sends, inside every `wrap_model`.
 		"""
 		return None
 
 	async def before_tool(self, run: Run, call: CallTool, tool: ToolSpec) -> ToolDecision:
-		"""A validated tool call is about to run (its decision is journaled by the loop).
+		"""A validated tool call is about to run (the loop journals the decision).
 
-		Args:
-			run: The run.
-			call: The call (``call.tool``, ``call.input``).
-			tool: The tool's record.
-
-		Returns:
-			`Proceed` (optionally with a new input), `Refuse`, `Park` or `Stop`.
+		Returns `Proceed` (optionally with a new input), `Refuse`, `Park`, `Stop` or `Approve`.
 		"""
 		return PROCEED
 
 	def reserve_steps(self, run: Run, call: CallTool, tool: ToolSpec) -> Sequence[str]:
-		"""The steps this capability may journal itself (``run.port.step``) for a call of a batch.
+		"""The step keys it may journal itself for a call of a concurrent batch (a list or tuple).
 
-		The calls of a concurrent batch run at once, so steps a hook opens while they run
-		(`before_tool` outside the loop's journal, `after_tool`) would take their numbers in
-		whatever order the calls got there, and a durable replay, where they end in another
-		order, would find other steps under those numbers. The loop reserves the steps named
-		here ahead, in command order, with the call's own (a step of a kind a capability parks
-		under, where the call is decided, before the call's ``tool`` step; the others after
-		it); a step reserved and not used is skipped. ``run.command_index`` is the call's index.
-
-		Args:
-			run: The run.
-			call: The call, as the model made it.
-			tool: The tool's record.
-
-		Returns:
-			The keys it may pass to ``run.port.step`` for this call (the safety capability's
-			``guard:<step>:<stage>:<index>:<n>``; a gate's, for a call it may decide), as a
-			list or tuple: they are reserved in that order (a set, whose order changes from one
-			process to the next, is refused); a key several capabilities name is reserved once.
+		The loop reserves them ahead, in command order (``run.command_index``: the call's), so a
+		replay finds each step under its number; a key of a kind a capability parks under comes
+		before the call's ``tool`` step, the others after it.
 		"""
 		return ()
 
 	async def replace_result(self, run: Run, call: CallTool, tool: ToolSpec, value: Any) -> Any:
-		"""A call's successful result, inside its journaled step: what the model reads instead.
+		"""What the model reads instead of ``value``, a call's successful result (or a replacement).
 
-		The journal keeps what it returns, so a replay reads the same without calling again
-		(offload stores a large result and returns a preview). Not asked for built-in tools.
-
-		Args:
-			run: The run.
-			call: The call.
-			tool: The tool's record.
-			value: The tool's result (or the previous capability's replacement).
-
-		Returns:
-			The result the model reads (return ``value`` to keep it).
+		Inside the journaled step; not asked for built-in tools.
 		"""
 		return value
 
 	async def wrap_tool(
 		self, run: Run, call: CallTool, tool: ToolSpec, step: ToolStep
 	) -> dict[str, Any]:
-		"""Around a tool call's journaled step: what runs inside it, and what the run reads of it.
+		"""Around a tool call's journaled step (the first capability outermost).
 
-		``await step(inside)`` runs the step: inside it (not on a replay, where the journal
-		answers), ``inside(calling, work)`` runs around the call's work (``await work()``: the
-		entry), with the `openmolt_core.tools.CallingRun` handed to the runs the call nests, and
-		returns the entry to journal (it may add fields of its own). What the hook returns is
-		the entry the run reads, before the `after_tool` hooks (it may take its own fields out
-		again, and count them in the run's state: the sub-agents' spend does,
-		`openmolt_core.capabilities.spend`). Hooks nest, the first capability outermost, and so
-		do their ``inside``.
-
-		Args:
-			run: The run.
-			call: The call.
-			tool: The tool's record.
-			step: Runs the journaled step with what runs inside it.
+		``await step(inside)`` runs the step, with ``inside(calling, work)`` around the call's
+		work in it (not on a replay); it returns the entry to journal. What the hook returns is
+		the entry the run reads, before the `after_tool` hooks.
 		"""
 		return await step(_work)
 
 	async def after_tool(
 		self, run: Run, call: CallTool, tool: ToolSpec, entry: dict[str, Any]
 	) -> dict[str, Any] | Stop:
-		"""A call's result entry, before the model reads it (outside the journaled call).
+		"""A call's result ``entry``, before the model reads it (outside the journaled call).
 
-		The capabilities' hooks run in reverse order (the last capability's first).
-
-		Args:
-			run: The run (``run.call_from_journal``: whether the call ran before a crash).
-			call: The call.
-			tool: The tool's record.
-			entry: ``{"tool", "ok", "result"}`` or ``{"tool", "ok": False, "error"}``.
-
-		Returns:
-			The entry the model reads (return ``entry`` unchanged to keep it), or `Stop` to end
-			the run after this step (its ``entry``, or ``"result withheld: the run stopped"``,
-			is what the model reads, and the next capabilities see).
+		The hooks run in reverse (the last capability's first); ``run.call_from_journal`` says
+		whether the call ran before a crash. Returns the entry the model reads, or `Stop` to
+		end the run after this step (its ``entry`` is what the model reads).
 		"""
 		return entry
 
 	def nested_result_labels(
 		self, run: Run, link: CallingRun, labels: tuple[str, ...]
 	) -> tuple[str, ...]:
-		"""The labels of a call's result once runs nested in the call ended (``link.ended``).
-
-		Asked after the call returns, when some run nested in it ended (a sub-agent's, a
-		guardrail agent's, one a tool's code started): what such a run read may reach the
-		calling run through the result. The answers chain in order (each gets the labels so
-		far); no I/O: a pure function of the states (a replay journals the result's labels).
+		"""The labels of a call's result once runs nested in it ended (no I/O; answers chain).
 
 		Args:
 			run: The calling run.
 			link: The call's `openmolt_core.tools.CallingRun` (``ended``: the nested runs' last
-				states, in the order they ended; ``taint``: what was handed down to them).
-			labels: The result's labels so far (its own: a `openmolt_core.tools.LabelledResult`).
-
-		Returns:
-			The labels (``labels`` itself for none added).
+				states).
+			labels: The result's labels so far (return them for none added).
 		"""
 		return labels
 
 	def tool_done(self, run: Run, call: CallTool, index: int, entry: Mapping[str, Any]) -> None:
-		"""A call's entry as the model reads it (after every `after_tool`): update the run's state.
+		"""A call's ``entry`` as the model reads it: update the run's state.
 
-		Called outside the journaled call, with what the journal holds, so a replay updates the
-		state the same way (tool search loads tools here; offload notes a stored result). The
-		calls of a concurrent batch are settled after the batch, in command order, whichever
-		ended first: the state never depends on timing.
-
-		Args:
-			run: The run.
-			call: The call.
-			index: The call's position among the step's commands.
-			entry: ``{"tool", "ok", "result"}`` or ``{"tool", "ok": False, "error"}``.
+		After every `after_tool`, outside the journaled call, on replay too; a batch's calls in
+		command order (``index``: the call's position among the step's commands).
 		"""
 
 	def new_run(self, agent: str, state: RunState) -> None:
-		"""A new run's state is made: note in it what only this process knows now.
+		"""A new run's first ``state`` is made: note in it what only this process knows (no I/O).
 
-		Called once per run, where its first state is made (``agent.run``, ``agent.start``, or
-		a durable engine's ``start`` step), after its memory is set and before its first
-		message is built. What a capability writes into the state (its ``ext``, its ``taint``)
-		is saved or journaled with that first state, so a replay in another process reads the
-		same instead of asking again. No I/O, no await.
-
-		Args:
-			agent: The agent's name.
-			state: The new run's state.
+		Saved or journaled with that state, so a replay elsewhere reads the same.
 		"""
 
 	def first_memory(
 		self, agent: RunOwner, memory: Any, state: RunState
 	) -> Mapping[str, str] | None:
-		"""A new run's memory, when its state brings none: ``{"longTerm": ..., "shortTerm": ...}``.
+		"""A new run's memory when its ``state`` brings none, ``{"longTerm", "shortTerm"}``.
 
-		Asked where a new run's first state is made, before what an `Opening` brings and before
-		`new_run`; the first answer that is not None is the run's memory (None from all: it
-		starts empty). No I/O, no await.
-
-		Args:
-			agent: The agent whose run it is.
-			memory: The agent's memory option (`openmolt_core.options.AgentMemory`, its dict,
-				or None).
-			state: The new run's state (whose run it is: ``state.user``).
+		No I/O; asked before an `Opening` and `new_run`; the first answer that is not None
+		counts. ``memory`` is the agent's memory option (or None).
 		"""
 		return None
 
 	def memory_updated(self, run: Run, memory: str, data: str) -> None:
-		"""An ``updateMemory`` command changed one of the run's memories: note what it holds now.
+		"""An ``updateMemory`` command changed ``memory`` (``longTerm``, ``shortTerm``) to ``data``.
 
-		Called after ``run.state.memory`` took the new text and before the agent keeps it (a
-		``longTerm`` update outlives the run) or its ``on_update`` callback hears it; outside
-		any journaled step, so a replay, which reads the command again, calls it again.
-
-		Args:
-			run: The run.
-			memory: ``longTerm`` or ``shortTerm``.
-			data: The memory's whole text after the update.
+		Outside any journaled step, on replay too.
 		"""
 
 	async def memory_written(self, run: Run, memory: str, index: int) -> None:
-		"""An ``updateMemory`` command changed one of the run's memories: keep it beyond the run.
+		"""Keep the update of ``memory`` by the command at ``index`` beyond the run.
 
-		Called after the `memory_updated` hooks and before the ``memoryUpdate`` event, outside
-		any journaled step, so a replay calls it again: what must not run twice goes through
-		``run.port.step`` (the memory capability calls ``on_update`` in ``memory:<step>:<index>``).
-
-		Args:
-			run: The run (``run.state.memory[memory]`` holds the new text).
-			memory: ``longTerm`` or ``shortTerm``.
-			index: The command's position among the step's commands.
+		After `memory_updated`, outside any journaled step, on replay too.
 		"""
 
 	async def before_finish(self, run: Run, finish: Finish) -> FinishDecision | Finish:
-		"""The model finished with a validated output (``finish.output``, ``finish.status``).
+		"""The model finished with a validated output (``finish``).
 
-		Args:
-			run: The run.
-			finish: The finish command.
-
-		Returns:
-			`Proceed`, a `Finish` to end with instead (its output rewritten: the loop checks it
-			against the output schema, and the next capabilities see it), `Refuse` (the model
-			reads why and goes on) or `Stop`.
+		Returns `Proceed`, a `Finish` to end with instead (checked against the output schema),
+		`Refuse` (the model reads why and goes on) or `Stop`.
 		"""
 		return PROCEED
 
 	async def before_words(self, run: Run, words: Words) -> WordsDecision | str:
-		"""The model's words are about to reach a person: a question, or a call's reason.
+		"""The model's ``words`` are about to reach a person (outside any journaled step).
 
-		Asked before a ``requestHumanInput``'s question goes to whoever answers it (the
-		human-input handler, and a parked run's ``state.pending``, its events, a chat), and
-		before a ``callTool``'s reason goes to the person who approves the call (the approval
-		request); ``run.command_index`` is the command's index. Outside any journaled step, on
-		replay too: what it decides that is not a pure function of the state goes through
-		``run.port.step`` (the safety capability's guardrails do). A run that streams does not
-		preview a question while some capability has this hook: a preview cannot be taken back.
-
-		Args:
-			run: The run.
-			words: What the model wrote, and for what (`Words`).
-
-		Returns:
-			`Proceed` (the words go as they are), the text to say instead (the next
-			capabilities see it), `Refuse` (nobody is asked; the model reads why and goes on)
-			or `Stop` (the run ends; for a reason, the call does not run).
+		Returns `Proceed`, the text to say instead, `Refuse` (nobody is asked) or `Stop`.
 		"""
 		return PROCEED
 
 	async def resume(self, run: Run, parked: Mapping[str, Any], given: Any) -> None:
-		"""A run this capability parked goes on: ``given`` is what the application delivered.
+		"""A run it parked goes on with ``given`` (``agent.resume(state, given=...)``'s value).
 
-		Called before the parked step goes on (the loop rebuilds it from ``state.pending`` and runs
-		it from its first parked call): raise to refuse what was delivered, and the state stays
-		as it was, still parked (an `OpenMoltError` passes as it is; anything else becomes a
-		`RunError` naming this capability, the hook and why, with the state to resume again). For a step parked by a `Park` decision, once per parked call. For a step it
-		parked under its own kind (`parks`), once, with the whole parked step.
-
-		Each delivery is handed over twice: first to check it, on a copy of the parked state, in
-		the caller's process (before the run store takes the run and before a durable backend
-		starts its next segment: a refusal there leaves the run parked wherever it is listed);
-		then as the step goes on, on the run's own state (a durable run's, in the segment that
-		runs it). What the first call changes is thrown away, and its ``run.port`` journals
-		nothing: note what was given in ``run.state`` (it is the run's on the second call), and
-		act outside the run in the step that follows (a tool, a journaled step), not here.
-
-		Args:
-			run: The run (``run.step`` is the parked step).
-			parked: The `Park` request, as saved; or, for its own kind, ``state.pending``.
-			given: ``agent.resume(state, given=...)``'s value (JSON); for its own kind, what its
-				`receive` returned (the durable backend carries it to the run's next segment),
-				or the text ``run(input, history=state)`` gives as an answer.
+		Once per call a `Park` parked (``parked``: its request); once for a step parked under its
+		own kind (``parked``: ``state.pending``; ``given``: `receive`'s answer). ``run.step`` is
+		the parked step. Raise to refuse: the run stays parked. Asked twice per delivery (first
+		on a copy of the state, to check it): act outside the run in the step that follows.
 		"""
 
 	def receive(self, run: Run, parked: Mapping[str, Any], given: Any, answer: str | None) -> Any:
-		"""Read and check what ``agent.resume`` delivers to a run parked under its kind (`parks`).
+		"""Read what ``agent.resume`` delivers to a run ``parked`` under its kind; raise to refuse.
 
-		Called where ``agent.resume`` is called, before the run goes on (and before a durable
-		backend starts its next segment): raise to refuse, and nothing runs.
-
-		Args:
-			run: The parked run (nothing of it runs here).
-			parked: ``state.pending``, as saved.
-			given: ``agent.resume(state, decision=...)``'s value, or None.
-			answer: ``agent.resume(state, answer=...)``'s value, or None.
-
-		Returns:
-			What the run hands to `resume`.
+		``given``: its ``decision=...``, ``answer``: its ``answer=...`` (or None); nothing of the
+		run runs here. Returns what the run hands to `resume`.
 		"""
 		return given
 
 	def requests(self, run: Run, parked: Mapping[str, Any]) -> list[Any]:
-		"""The open requests of a run parked under its kind (`parks`), for the application.
-
-		``agent.approval_requests(state)`` returns them.
-
-		Args:
-			run: The parked run (nothing of it runs here).
-			parked: ``state.pending``, as saved.
-		"""
+		"""The open requests of a run ``parked`` under its kind (``agent.approval_requests``)."""
 		return []
 
 	async def claim_resume(
 		self, agent: str, state: RunState
 	) -> Callable[[], Awaitable[None]] | None:
-		"""Take a parked run's step for this ``agent.resume``, or refuse the resume (raise).
+		"""Take a parked ``state``'s step for this ``agent.resume`` (no durable backend), or raise.
 
-		Called once the delivery was read and checked, before the run goes on, for a run that no
-		durable backend drives (a backend keeps one resume per parked step itself). Raise
-		`openmolt_core.errors.ConfigurationError` to refuse: processes that share what a
-		capability keeps (the run store) resume a step once, so its calls never run twice.
-
-		Args:
-			agent: The agent's name.
-			state: The parked state being resumed (nothing of it runs here).
-
-		Returns:
-			What gives the step back if the resume is refused before the run goes on (a
-			refused decision), or None: nothing was taken.
+		Returns what gives the step back if the resume is refused before the run goes on, or
+		None; raises `ConfigurationError` to refuse the resume.
 		"""
 		return None
 
 	def new_root_run(self, agent: str, state: RunState) -> None:
-		"""A new run that no other run started is made: note in it what its caller's context says.
-
-		As `new_run` (once per run, where its first state is made, saved or journaled with it;
-		no I/O, no await), before the ``new_run`` hooks, and not for a nested run (a sub-agent's,
-		a guardrail agent's): that one is driven in its caller's context, which its caller's
-		state keeps (the observers mark a run with the trigger it was started under).
-
-		Args:
-			agent: The agent's name.
-			state: The new run's state.
-		"""
+		"""As `new_run`, before it, for a run no other run started."""
 
 	async def refresh_tools(self, binder: ToolBinder) -> None:
-		"""Ask the `list_tools` hooks again before a run, a resume or a durable execution.
-
-		Called before the first message and the reply schema are built, so a run's prompt and
-		schema never change while it runs. The `openmolt_core.capabilities.sources.Sources`
-		capability has it (the assembly adds one where another capability lists tools).
-
-		Args:
-			binder: What the capability may do with the agent (list, redact, rebind).
-		"""
+		"""Ask the `list_tools` hooks again, through ``binder``, before a run or a resume."""
 
 	def keep_tools(self, binder: ToolBinder, state: RunState, new: bool) -> None:
-		"""Bind the tools a run began with, just before its tool set is made (no await between).
+		"""Bind the tools a run began with (``new``: it records them in ``state``) through ``binder``.
 
-		Args:
-			binder: The agent, as for `refresh_tools`.
-			state: The run's state (what it recorded, or where a new run records).
-			new: Whether the run is a new one (it records what it binds).
-
-		Raises:
-			RunError: A tool the run began with is gone or has changed (the state is kept).
+		Just before its tool set is made, with no await between; raises `RunError` when a tool
+		the run began with is gone or has changed (the state is kept).
 		"""
 
 
@@ -1487,6 +998,46 @@ def _overridden(cls: type[Capability]) -> tuple[str, ...]:
 	return found
 
 
+_RUN_OF: dict[type, tuple[tuple[tuple[str, str, bool], ...], bool]] = {}
+
+
+def _run_hooks(cls: type[Capability]) -> tuple[tuple[tuple[str, str, bool], ...], bool]:
+	"""The run hooks a class overrides, and whether it overrides `Capability.active_hooks`.
+
+	Each hook with the `Hooks` tuple it joins, and whether its function has another name (a
+	hook assigned from a helper: `_Renamed`). Worked out once per class.
+	"""
+	found = _RUN_OF.get(cls)
+	if found is None:
+		overridden = _overridden(cls)
+		unjournaled = not cls.journal_decisions  # asked after the others, outside their step
+		found = _RUN_OF[cls] = (
+			tuple(
+				(
+					"before_tool_unjournaled" if h == "before_tool" and unjournaled else h,
+					h,
+					getattr(getattr(cls, h), "__name__", h) != h,
+				)
+				for h in overridden
+				if h in _RUN_HOOKS
+			),
+			"active_hooks" in overridden,
+		)
+	return found
+
+
+class _Renamed:
+	"""A hook assigned from a function of another name, named as the hook in errors and checks."""
+
+	def __init__(self, method: Callable[..., Any], name: str) -> None:
+		self.method, self.__name__ = method, name
+		self.__self__ = getattr(method, "__self__", None)
+		self.__module__ = getattr(method, "__module__", "")  # whose it is (`Hooks.visible`)
+
+	def __call__(self, *args: Any) -> Any:
+		return self.method(*args)
+
+
 _OURS = tuple(
 	f"openmolt_{dist}."
 	for dist in ("core", "mcp", "otel", "dbos", "serve", "ui", "evals", "integrations", "providers")
@@ -1511,11 +1062,8 @@ _RETIRED = {
 
 
 def _check_spelling(cls: type[Capability], *, near: bool | None = None) -> None:
-	"""Refuse a capability class whose hooks the loop would miss or misuse.
+	"""Refuse a class with a hook the loop would miss (misspelt, retired) or misuse (sync, async).
 
-	A method named almost like a hook is never called (a guard left off without a word), nor is
-	one named like a retired hook (`_RETIRED`); a hook written sync where the loop awaits it, or
-	async where it does not, fails at each call.
 	``near`` compares the other public methods' names with the hooks' (default: for a class of
 	another distribution than OpenMolt's own).
 	"""
@@ -1564,7 +1112,7 @@ def _active(cap: Capability) -> Collection[str] | None:
 			f"capabilities: {type(cap).__name__}.active_hooks() returned "
 			f"{type(active).__name__}; return a set of hook names, or None for all of them"
 		)
-	unknown = sorted(str(h) for h in active if h not in _RESOLVED)
+	unknown = sorted(str(h) for h in active if not (isinstance(h, str) and h in _RUN_HOOKS))
 	if unknown:
 		raise ConfigurationError(
 			f"capabilities: {type(cap).__name__}.active_hooks() names {unknown}, which are not "
@@ -1595,8 +1143,7 @@ def built(capability: Capability, hook: str, *args: Any) -> Any:
 		*args: What the hook is given.
 
 	Raises:
-		PluginError: The hook raised (not an `openmolt_core.errors.OpenMoltError`); it names the
-			capability and the hook.
+		PluginError: The hook raised (not an `OpenMoltError`), naming the capability and hook.
 		TypeError: The hook answered something its contract does not allow.
 	"""
 	method = getattr(capability, hook)
@@ -1610,32 +1157,10 @@ def built(capability: Capability, hook: str, *args: Any) -> Any:
 	return answer
 
 
-def _text(answer: object) -> TypeGuard[str]:
-	return isinstance(answer, str)
-
-
-def _texts(answer: object) -> TypeGuard[Mapping[str, str]]:
-	return isinstance(answer, Mapping) and all(
-		isinstance(k, str) and isinstance(v, str) for k, v in answer.items()
-	)
-
-
-def _policy(answer: object) -> TypeGuard[Literal["retry", "ask", "fail"]]:
-	return answer in ("retry", "ask", "fail")
-
-
-def _sends(answer: object) -> TypeGuard[ModelSend]:
-	return callable(answer)
-
-
-def _fits(answer: object) -> TypeGuard[FittedSchema]:
+def _fits(answer: object) -> bool:
 	from openmolt_core.envelope import FittedSchema
 
 	return isinstance(answer, FittedSchema)
-
-
-def _mapping(answer: object) -> bool:
-	return isinstance(answer, Mapping)
 
 
 class Hooks:
@@ -1648,15 +1173,11 @@ class Hooks:
 		ConfigurationError: A capability is not one, has no valid name, or two share a name.
 	"""
 
-	# The run hooks, one resolved list each (`_RESOLVED`, `__slots__`): the bound methods of the
-	# capabilities that override it, in the order they run (`after_tool`: the last capability's
-	# first; `before_tool`: those whose decisions the loop journals). The hooks the loop asks of one
-	# capability are not among them: ``wrap_call`` (`by_keyword`), ``resume``, ``receive`` and
-	# ``requests`` (the capability that parked the run: `by_kind`, or the one a `Park` names).
-	# A list whose hook the loop asks one way (told in order, asked until a `Stop`, asked for its
-	# first answer) tells or asks it as the hook is called (``tell``, ``ask``), typed from the
-	# hook's own signature (tests/core/test_hooks_dispatch.py compares them); the others are read
-	# where they are asked (the methods below), their answers checked there.
+	# The run hooks, one tuple each (`_RESOLVED`): the bound methods of the capabilities that
+	# override it, in the order they run (`after_tool`: the last capability's first). A hook the
+	# loop asks one way is typed by the hook's signature (tests/core/test_hooks_dispatch.py) and
+	# asked through `tell`, `tell_async`, `until_stop` or `first_answer`; the others through the
+	# methods below. ``wrap_call``, ``resume``, ``receive``, ``requests``: `by_keyword`, `by_kind`.
 	list_tools: _Listed
 	memory_option: _Listed
 	wrap_run: _Listed
@@ -1693,20 +1214,10 @@ class Hooks:
 	keep_tools: _Tell[[ToolBinder, RunState, bool]]
 	describe_tools: _Tell[[AgentInfo, Sequence[ToolRecord]]]
 
-	__slots__ = (
-		"_calls",
-		"_events",
-		"_narrowed",
-		"before_tool_unjournaled",
-		"by_keyword",
-		"by_kind",
-		"by_name",
-		"capabilities",
-		"model_call_events",
-		*__annotations__,  # the hooks' lists, above
-	)
-
 	def __init__(self, capabilities: Sequence[Capability] = ()) -> None:
+		# No __slots__: a dict copies in one call (`adding`), and a new OpenMolt resolves its
+		# agents' hooks anew, on the path of its first agent.
+		self.__dict__.update(_EMPTY)
 		self.capabilities: tuple[Capability, ...] = ()
 		self.by_name: dict[str, Capability] = {}
 		self.by_kind: dict[str, Capability] = {}
@@ -1719,31 +1230,38 @@ class Hooks:
 		"""The event numbers the `Capability.wrap_model` hooks take per model call, summed (a
 		hook inside one that sends the call on several times: for each, `Capability.model_calls`)."""
 		self._calls: int = 1  # how many times a hook added now runs per model call, at most
-		for hook in _RESOLVED:
-			setattr(self, hook, _EMPTY[hook])
 		self.before_tool_unjournaled: tuple[
 			Callable[[Run, CallTool, ToolSpec], Awaitable[ToolDecision]], ...
 		] = ()
 		"""The `Capability.before_tool` hooks whose decisions the loop does not journal
 		(``journal_decisions = False``): asked after the others, outside their step."""
-		for cap in capabilities:
-			self._add(cap)
+		self._extend(capabilities)
 
 	def adding(self, *capabilities: Capability) -> Hooks:
-		"""These hooks and more capabilities', after them, in order; these stay as they are.
-
-		Cheaper than resolving every capability again: an instance resolves the hooks its
-		agents share once, and adds each agent's own (its safety, the approvals gate) to them.
-		"""
+		"""These hooks and more capabilities', after them, in order; these stay as they are."""
 		new = Hooks.__new__(Hooks)
-		for slot in Hooks.__slots__:
-			setattr(new, slot, getattr(self, slot))
+		new.__dict__.update(self.__dict__)
 		new.by_name = dict(self.by_name)
 		new.by_kind = dict(self.by_kind)
 		new.by_keyword = dict(self.by_keyword)
-		for capability in capabilities:
-			new._add(capability)
+		new._extend(capabilities)
 		return new
+
+	def _extend(self, capabilities: Sequence[Capability]) -> None:
+		found: dict[str, list[Callable[..., Any]]] = {}  # each hook's tuple is built once
+		for cap in capabilities:
+			self._add(cap)
+			hooks, asks = _run_hooks(type(cap))
+			active = _active(cap) if asks else None
+			for slot, hook, renamed in hooks:
+				if active is None or hook in active:
+					method = getattr(cap, hook)
+					found.setdefault(slot, []).append(_Renamed(method, hook) if renamed else method)
+		for slot, methods in found.items():
+			if slot == "after_tool":  # they bracket the call: the last capability's first
+				self.after_tool = (*reversed(methods), *self.after_tool)
+			else:
+				setattr(self, slot, (*getattr(self, slot), *methods))
 
 	def _add(self, cap: Capability) -> None:
 		if not isinstance(cap, Capability):
@@ -1806,18 +1324,6 @@ class Hooks:
 		self.by_name[name] = cap
 		self.capabilities += (cap,)
 		self._events = None
-		overridden = _overridden(type(cap))
-		active = _active(cap) if "active_hooks" in overridden else None
-		for hook in overridden:
-			if hook not in _RESOLVED or (active is not None and hook not in active):
-				continue
-			method = getattr(cap, hook)
-			if hook == "before_tool" and not type(cap).journal_decisions:
-				self.before_tool_unjournaled += (method,)
-			elif hook == "after_tool":  # they bracket the call: the last capability's first
-				self.after_tool = self.after_tool.adding(method, first=True)
-			else:
-				setattr(self, hook, getattr(self, hook).adding(method))
 
 	def _check_events(self, cap: Capability) -> None:
 		# A registered name is what handlers, observers, the run store and the viewer go by.
@@ -1872,11 +1378,8 @@ class Hooks:
 		return None, checks
 
 	def memory_start(self, agent: RunOwner, memory: Any, state: RunState) -> dict[str, str] | None:
-		"""A new run's memory: a copy of the first `Capability.first_memory` answer that is not None.
-
-		A copy: the run updates its memory in place, never the capability's own mapping.
-		"""
-		answer = self.first_memory.ask(agent, memory, state)
+		"""A new run's memory: a copy (the run updates it in place) of `first_memory`'s answer."""
+		answer = first_answer(self.first_memory, agent, memory, state)
 		return None if answer is None else dict(answer)
 
 	def memory_of(self, state: RunState, memory: Any) -> Any:
@@ -1910,11 +1413,7 @@ class Hooks:
 		return labels
 
 	def handed(self, run: Run, tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
-		"""Each `Capability.hand_down` answer, merged per call.
-
-		``capabilities`` add up, each instance once: two capabilities may hand down the same one
-		(`Safety` and the `TaintedStart` it handed down both hand it on).
-		"""
+		"""Each `Capability.hand_down` answer, merged per call (``capabilities``: each instance once)."""
 		out: list[dict[str, Any]] = [{} for _ in tools]
 		for hook in self.hand_down:
 			answers = _ask(hook, run, tools)
@@ -1923,7 +1422,7 @@ class Hooks:
 			if not (
 				isinstance(answers, Sequence)
 				and len(answers) == len(tools)
-				and all(map(_mapping, answers))
+				and all(isinstance(a, Mapping) for a in answers)
 			):
 				raise _wrong(hook, answers, "one dict of CallingRun fields per tool, or ()")
 			for merged, answer in zip(out, answers, strict=False):
@@ -1956,9 +1455,8 @@ class Hooks:
 	) -> tuple[str, ToolDecision, str | None, Mapping[str, Any] | None]:
 		"""Ask each capability's `Capability.before_tool` in order; the first Refuse, Park or Stop wins.
 
-		A `Proceed` with a new input hands that input to the next capability, and its note is
-		kept; an `Approve` does too, and holds the call under its rule (``run.held``: the next
-		capabilities see it; one that parks under a kind of its own decides it).
+		A `Proceed` or `Approve` hands its input to the next capability (its note is kept; an
+		`Approve` holds the call under its rule: ``run.held``).
 
 		Args:
 			run: The run.
@@ -1968,10 +1466,9 @@ class Hooks:
 			held: The rules the call is held under so far (the journaled capabilities').
 
 		Returns:
-			The name of the capability that decided (the last that changed the input or held
-			the call, for a `Proceed`; empty when none did), the decision (a `Proceed` with the
-			input to run and the notes, when none refused), the rules that hold it, and the
-			input as the capabilities left it (None: unchanged).
+			The name of the capability that decided (for a `Proceed`: the last that changed the
+			input or held the call, or ""), the decision (with the input to run and the notes),
+			the rules that hold the call, and its new input (None: unchanged).
 		"""
 		by, new = "", None
 		note: dict[str, Any] = {}
@@ -2012,9 +1509,8 @@ class Hooks:
 		"""The steps the capabilities may journal themselves for a call (`reserve_steps`).
 
 		Returns:
-			The steps the call is decided in (of a kind a capability parks under: the
-			approvals gate's ``approval``), reserved before the call's ``tool`` step, and the
-			others, after it; each in the order the capabilities named them.
+			Those of a kind a capability parks under (reserved before the call's ``tool`` step),
+			and the others; each in the order named.
 		"""
 		keys: list[str] = []
 		for hook in self.reserve_steps:
@@ -2033,13 +1529,10 @@ class Hooks:
 		return deciding, [key for key in keys if key.partition(":")[0] not in kinds]
 
 	async def decide_finish(self, run: Run, finish: Finish) -> tuple[Finish, FinishDecision]:
-		"""Ask each capability's `Capability.before_finish` in order; the first non-Proceed wins.
-
-		A `Finish` answered replaces the finish for the next capabilities.
+		"""Ask each `Capability.before_finish` in order (a `Finish` answered replaces the finish).
 
 		Returns:
-			The finish to end with (the model's, or the last one a capability answered), and
-			the decision.
+			The finish to end with, and the first decision that is not `Proceed` (or `Proceed`).
 		"""
 		from openmolt_core.commands import Finish
 
@@ -2054,13 +1547,10 @@ class Hooks:
 		return finish, PROCEED
 
 	async def decide_words(self, run: Run, words: Words) -> tuple[str, WordsDecision]:
-		"""Ask each capability's `Capability.before_words` in order; the first non-Proceed wins.
-
-		A text answered replaces the words for the next capabilities.
+		"""Ask each `Capability.before_words` in order (a text answered replaces the words).
 
 		Returns:
-			The text to say (the model's, or the last one a capability answered), and the
-			decision.
+			The text to say, and the first decision that is not `Proceed` (or `Proceed`).
 		"""
 		for hook in self.before_words:
 			answer = await _await(hook, run, words)
@@ -2079,18 +1569,18 @@ class Hooks:
 	async def after(
 		self, run: Run, call: CallTool, tool: ToolSpec, entry: dict[str, Any]
 	) -> tuple[dict[str, Any], Stop | None]:
-		"""Pass a result entry through each capability's `Capability.after_tool`, last first.
+		"""Pass a result entry through each `Capability.after_tool`, last first.
 
 		Returns:
-			The entry the model reads, and the first `Stop` a capability answered (the next
-			capabilities see its entry).
+			The entry the model reads, and the first `Stop` a capability answered.
 		"""
 		stopped = None
 		for hook in self.after_tool:
 			answer = await _await(hook, run, call, tool, entry)
 			if isinstance(answer, Stop):
 				stopped = stopped or _checked(hook, answer)
-				answer = dict(answer.entry or {**_key(entry), "ok": False, "error": WITHHELD})
+				named = {"tool": entry["tool"]} if "tool" in entry else {}
+				answer = dict(answer.entry or {**named, "ok": False, "error": WITHHELD})
 			elif not isinstance(answer, dict):
 				raise _wrong(
 					hook, answer, "the entry (a dict: the one given, or a new one) or Stop"
@@ -2130,16 +1620,7 @@ class Hooks:
 	async def tool_step(
 		self, run: Run, call: CallTool, tool: ToolSpec, step: ToolStep
 	) -> dict[str, Any]:
-		"""``step`` wrapped in every `Capability.wrap_tool`, the first capability outermost.
-
-		Each hook's ``inside`` runs within the one of the hook around it, in the journaled step.
-
-		Args:
-			run: The run.
-			call: The tool call.
-			tool: The called tool's record.
-			step: Runs the call's journaled step (`ToolStep`).
-		"""
+		"""``step`` (`ToolStep`) of ``call`` wrapped in every `Capability.wrap_tool`, in order."""
 		return await _tool_layer(self.wrap_tool, 0, run, call, tool, step, None)
 
 	def wrap(
@@ -2151,9 +1632,10 @@ class Hooks:
 		return send
 
 	async def claimed(self, agent: str, state: RunState) -> Callable[[], Awaitable[None]] | None:
-		"""Ask each `Capability.claim_resume` in order: what gives back every claim (None: none).
+		"""Ask each `Capability.claim_resume` (a refusal gives back the claims before it, then raises).
 
-		A refusal gives back the claims taken before it, then raises.
+		Returns:
+			What gives back every claim, or None.
 		"""
 		releases: list[Callable[[], Awaitable[None]]] = []
 
@@ -2172,10 +1654,7 @@ class Hooks:
 		return give_back if releases else None
 
 	async def refreshed(self, binder: ToolBinder) -> None:
-		"""Have each `Capability.refresh_tools` list the tools known at run time, in order.
-
-		What a hook raises passes as it is: `listed` names the capability whose list was wrong.
-		"""
+		"""Have each `Capability.refresh_tools` list the tools known at run time (errors pass)."""
 		for hook in self.refresh_tools:
 			await hook(binder)
 
@@ -2206,130 +1685,80 @@ async def _await(hook: Callable[..., Awaitable[_T]], *args: Any) -> _T:
 		raise _failed(hook, exc)  # noqa: B904  # it chains the cause
 
 
-class _Listed(tuple[Callable[..., Any], ...]):
-	"""A hook's resolved list in `Hooks`: the bound methods of the capabilities that override it.
+_Listed = tuple[Callable[..., Any], ...]
+"""A hook's resolved tuple in `Hooks`: the bound methods of the capabilities that override it."""
 
-	Args:
-		hook: The hook's name (for the errors that name it).
-		methods: The methods, in the order they run.
-	"""
-
-	hook: str
-
-	def __new__(cls, hook: str, methods: tuple[Callable[..., Any], ...] = ()) -> Self:
-		new = super().__new__(cls, methods)
-		new.hook = hook
-		return new
-
-	def adding(self, method: Callable[..., Any], *, first: bool = False) -> Self:
-		"""This list with ``method`` added after the others (``first``: before them)."""
-		return type(self)(self.hook, (method, *self) if first else (*self, method))
+# The hook tuples the loop asks one way, typed by the hook's own signature (`Hooks`).
+_Tell = tuple[Callable[_P, None], ...]
+_TellAsync = tuple[Callable[_P, Awaitable[None]], ...]
+_UntilStop = tuple[Callable[_P, Awaitable[Stop | None]], ...]
+_First = tuple[Callable[_P, _T | None], ...]
 
 
-class _Tell(_Listed, Generic[_P]):
-	"""A hook's list told in order (answers unread): ``tell`` takes what the hook takes.
-
-	These lists take positional arguments only, as the loop gives them: a ``**kwargs`` would cost
-	each call a dict. The signature mypy reads is the hook's own (`typing.ParamSpec`).
-	"""
-
-	if TYPE_CHECKING:
-
-		def tell(self, *args: _P.args, **kwargs: _P.kwargs) -> None: ...
-
-	else:
-
-		def tell(self, *args: Any) -> None:
-			for method in self:
-				try:  # inline, not through `_ask`: a hot path (a tool call, a step)
-					method(*args)
-				except Exception as exc:
-					raise _failed(method, exc)  # noqa: B904  # it chains the cause
+def tell(hooks: _Tell[_P], *args: _P.args, **kwargs: _P.kwargs) -> None:
+	"""Call each hook in order (``tell(hooks.tool_done, run, call, index, entry)``)."""
+	for method in hooks:
+		try:  # inline, not through `_ask`: a hot path (a tool call, a step)
+			method(*args, **kwargs)
+		except Exception as exc:
+			raise _failed(method, exc)  # noqa: B904  # it chains the cause
 
 
-class _TellAsync(_Listed, Generic[_P]):
-	"""`_Tell` for an async hook: each is awaited in turn."""
-
-	if TYPE_CHECKING:
-
-		async def tell(self, *args: _P.args, **kwargs: _P.kwargs) -> None: ...
-
-	else:
-
-		async def tell(self, *args: Any) -> None:
-			for method in self:
-				try:
-					await method(*args)
-				except Exception as exc:
-					raise _failed(method, exc)  # noqa: B904  # it chains the cause
+async def tell_async(hooks: _TellAsync[_P], *args: _P.args, **kwargs: _P.kwargs) -> None:
+	"""Await each hook in order."""
+	for method in hooks:
+		try:
+			await method(*args, **kwargs)
+		except Exception as exc:
+			raise _failed(method, exc)  # noqa: B904  # it chains the cause
 
 
-class _UntilStop(_Listed, Generic[_P]):
-	"""A hook's list asked in order until one answers `Stop` (checked: `_checked`), or None.
-
-	Any other answer but None is refused (`_wrong`).
-	"""
-
-	if TYPE_CHECKING:
-
-		async def ask(self, *args: _P.args, **kwargs: _P.kwargs) -> Stop | None: ...
-
-	else:
-
-		async def ask(self, *args: Any) -> Stop | None:
-			for method in self:
-				answer = await _await(method, *args)
-				if answer is not None:
-					if not isinstance(answer, Stop):
-						raise _wrong(method, answer, "Stop(reason) or None", self.hook)
-					return _checked(method, answer)
-			return None
+async def until_stop(hooks: _UntilStop[_P], *args: _P.args, **kwargs: _P.kwargs) -> Stop | None:
+	"""Await each hook in order until one answers `Stop` (checked), or None."""
+	for method in hooks:
+		answer = await _await(method, *args)  # positional, as the loop gives them
+		if answer is not None:
+			if not isinstance(answer, Stop):
+				raise _wrong(method, answer, "Stop(reason) or None")
+			return _checked(method, answer)
+	return None
 
 
-class _First(_Listed, Generic[_P, _T]):
-	"""A hook's list whose first answer that is not None counts (checked: `_ANSWERS`), or None."""
-
-	if TYPE_CHECKING:
-
-		def ask(self, *args: _P.args, **kwargs: _P.kwargs) -> _T | None: ...
-
-	else:
-
-		def ask(self, *args: Any) -> Any:
-			for method in self:
-				answer = _ask(method, *args)
-				if answer is not None:
-					ok, expected = _ANSWERS[self.hook]
-					if not ok(answer):
-						raise _wrong(method, answer, expected, self.hook)
-					return answer
-			return None
+def first_answer(hooks: tuple[Callable[_P, _T], ...], *args: _P.args, **kwargs: _P.kwargs) -> _T:
+	"""The first answer that is not None (checked: `_ANSWERS`), or None."""
+	for method in hooks:
+		answer = _ask(method, *args)  # positional, as the loop gives them
+		if answer is not None:
+			ok, expected = _ANSWERS[method.__name__]
+			if not ok(answer):
+				raise _wrong(method, answer, expected)
+			return answer
+	return None  # type: ignore[return-value]  # _T holds None: the hooks answer `X | None`
 
 
 _RESOLVED = tuple(Hooks.__annotations__)
-"""The hooks `Hooks` resolves into a list each (its annotations, above)."""
+"""The hooks `Hooks` resolves into a tuple each (its annotations, above)."""
+_RUN_HOOKS = frozenset(_RESOLVED)
+_EMPTY = dict.fromkeys(_RESOLVED, ())
+"""A new `Hooks`' tuples: none of its hooks has a method yet."""
 _OVERRIDABLE = tuple(dict.fromkeys((*_RESOLVED, *_BUILDS, "active_hooks")))
 """What `_overridden` looks for in a capability class."""
 _ANSWERS: dict[str, tuple[Callable[[object], bool], str]] = {
-	"why_hidden": (_text, "the reason as text, or None"),
-	"last_step": (_text, "the reason as text, or None"),
-	"nested_in_doubt": (_policy, "'retry', 'ask', 'fail' or None"),
-	"send_model": (_sends, "an async send(provider, request, model), or None"),
+	"why_hidden": (lambda a: isinstance(a, str), "the reason as text, or None"),
+	"last_step": (lambda a: isinstance(a, str), "the reason as text, or None"),
+	"nested_in_doubt": (lambda a: a in ("retry", "ask", "fail"), "'retry', 'ask', 'fail' or None"),
+	"send_model": (callable, "an async send(provider, request, model), or None"),
 	"fit_reply": (_fits, "a FittedSchema, or None"),
-	"first_memory": (_texts, "a mapping of memory texts by key, or None"),
+	"first_memory": (
+		lambda a: isinstance(a, Mapping) and all(isinstance(x, str) for x in (*a, *a.values())),
+		"a mapping of memory texts by key, or None",
+	),
 }
 """What each `_First` hook may answer (besides None), and the fix its error names."""
-_KINDS = {k.__name__: k for k in (_Listed, _Tell, _TellAsync, _UntilStop, _First)}
-_EMPTY = {h: _KINDS[Hooks.__annotations__[h].partition("[")[0]](h) for h in _RESOLVED}
-"""Each hook's list with no method, of the kind its annotation on `Hooks` declares."""
 
 
 class _Through:
-	"""What a wrap hook calls on (``call``, ``drive``): the next hook or the loop, whose errors it notes.
-
-	What the hook raises is its own (a bug naming the capability) unless it is one of these: an
-	error of what it wraps (a provider's, the loop's) that it let through passes as it is.
-	"""
+	"""What a wrap hook calls on (the next hook or the loop), noting the errors it passes up."""
 
 	__slots__ = ("inner", "raised")
 
@@ -2358,12 +1787,9 @@ async def _around(
 	expected: str,
 	*given: Any,
 ) -> _T:
-	"""One wrap hook (``name``: `Capability.wrap_model`, `wrap_run`) around ``inner``.
+	"""One wrap hook (``name``) around ``inner``; what ``inner`` raised through it passes as it came.
 
-	What the hook raises of its own names its capability (`_failed`), and an answer that is no
-	``kind`` is refused (`_wrong`, with what is ``expected``); what ``inner`` raised through it
-	(a provider's error, the run's own end: a `RunError` with its state, the next capability's)
-	passes as it came.
+	What the hook raises of its own names its capability; an answer that is no ``kind`` is refused.
 	"""
 	through = _Through(inner)
 	try:
@@ -2432,12 +1858,7 @@ def _for_model(
 	inner: Callable[[ModelRequest], Awaitable[ModelResponse]],
 	request: ModelRequest,
 ) -> Awaitable[ModelResponse]:
-	"""Send ``request``; one that names no model is for ``model_id``, the hook's request's.
-
-	A hook that builds a new `ModelRequest` instead of copying the one it was given would
-	otherwise send it to the model the call was first made for (a fallback's next model's
-	request to the model that failed).
-	"""
+	"""Send ``request``; one a hook built anew, naming no model, is for ``model_id`` (its own)."""
 	if request.model_id is None:
 		request = replace(request, model_id=model_id)
 	return inner(request)
@@ -2458,16 +1879,9 @@ def _named(hook: Callable[..., Any]) -> str:
 
 
 def _failed(hook: Callable[..., Any], exc: Exception, called: str = "") -> Exception:
-	"""What a capability's hook raised, as the error that ends the run (`Hooks` raises it).
+	"""What a hook raised, as the error that ends the run (an `OpenMoltError` passes as it is).
 
-	An `openmolt_core.errors.OpenMoltError` is the capability's own word and passes as it is;
-	anything else (a bug) becomes a `PluginError` naming the capability and the hook, with the
-	original as its cause.
-
-	Args:
-		hook: The hook (a bound method of the capability).
-		exc: What it raised.
-		called: The hook's name (default: the method's).
+	Anything else becomes a `PluginError` naming the capability and the hook (``called``).
 	"""
 	if isinstance(exc, OpenMoltError):
 		return exc
@@ -2495,11 +1909,7 @@ _STOPS = tuple(s for s in get_args(RunStatus) if s not in PARKED_STATUSES)
 
 
 def _checked(hook: Callable[..., Any], decision: _Decision) -> _Decision:
-	"""``decision``, once its fields are what the loop can save and report (else a TypeError).
-
-	A `Stop` ends the run with one of `_STOPS` (a parked status would leave nothing to resume),
-	a `Park` with one of `_PARKS`; reasons are text; entries, requests and inputs are dicts.
-	"""
+	"""``decision``, once its fields are what the loop can save and report (else a TypeError)."""
 	problem = ""
 	match decision:
 		case Refuse(reason=reason, entry=entry) | Stop(reason=reason, entry=entry):
@@ -2533,10 +1943,6 @@ WITHHELD = "result withheld: the run stopped"
 """The error of a result a capability's `Capability.after_tool` stopped the run on."""
 
 
-def _key(entry: Mapping[str, Any]) -> dict[str, Any]:
-	return {"tool": entry["tool"]} if "tool" in entry else {}
-
-
 async def alongside(
 	checks: Sequence[Alongside], call: Callable[[], Awaitable[Any]]
 ) -> tuple[Any, Stop | None]:
@@ -2556,12 +1962,7 @@ _ALONGSIDE = "Alongside(check) whose check is an async function answering Stop o
 
 
 async def _watching(hook: Callable[..., Any], check: Callable[[], Any]) -> Stop | None:
-	"""One check a `Capability.before_first_model` hook runs alongside the first model call.
-
-	What it raises, and an answer its contract does not allow (a check that is no async
-	function, a verdict that is no `Stop` or a `Stop` a run cannot end in), names the
-	capability as its hook's would (`_failed`, `_wrong`, `_checked`).
-	"""
+	"""One check a `Capability.before_first_model` hook runs alongside the first model call."""
 	name = "before_first_model"
 	try:
 		pending = check()
@@ -2583,11 +1984,7 @@ async def _watching(hook: Callable[..., Any], check: Callable[[], Any]) -> Stop 
 def drive_wrapped(
 	hooks: Hooks, run: Run, drive: Callable[[], Awaitable[RunResult]]
 ) -> Callable[[], Awaitable[RunResult]]:
-	"""``drive`` wrapped in every `Capability.wrap_run`, the first capability outermost.
-
-	What a hook raises of its own names its capability (`_failed`), and an answer that is no
-	`RunResult` is refused; the errors of the drive it wraps pass through it as they are.
-	"""
+	"""``drive`` wrapped in every `Capability.wrap_run`, the first capability outermost."""
 	from openmolt_core.result import RunResult
 
 	how = "the RunResult of drive(), or one of its own"
