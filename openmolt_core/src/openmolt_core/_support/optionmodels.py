@@ -1,11 +1,27 @@
 """Option models that accept each name in camelCase and in snake_case: the mechanism.
 
-`Options` is the base of every option model (`openmolt_core.options` describes the rules and
-re-exports these names): pydantic's alias generator gives each field its camelCase alias, a
-dict that spells one field both ways with different values is refused, and the ``repr`` masks
-the secret values (`masked_repr_args`). `problems` turns a validation error into messages that
-name each key. A library with no agent concept: pydantic models and dicts in, models, dicts and
-messages out.
+The spec writes options in camelCase (``baseUrl``), Python code in snake_case (``base_url``).
+`Options` is the base of every option model (`openmolt_core.options` re-exports these names):
+pydantic's alias generator gives each field its camelCase alias, so ``{"baseUrl": ...}`` and
+``{"base_url": ...}`` validate alike, and a dict that spells one field both ways with different
+values is refused; attributes are the snake_case names. The ``repr`` (and ``str``) masks the
+secret values in every spelling (`masked_repr_args`, which a model that cannot derive from
+`Options` uses too): a field named like a secret, every non-standard header, a URL's password.
+A model for a free-form dict (a credential config, a provider's settings) sets
+``extra="allow"``: its known fields are read in either spelling, other keys kept as given;
+`camel_keys` writes the known fields back in camelCase, for templates (``config.accessToken``).
+`problems` turns a validation error into messages that name each key.
+
+```python
+class ProviderSettings(Options):
+	model_config = options_config(extra="allow")
+	api_key: str | None = None
+
+
+ProviderSettings.model_validate({"apiKey": "sk-..."}).api_key  # "sk-..."
+```
+
+A library with no agent concept: pydantic models and dicts in, models, dicts and messages out.
 """
 
 from __future__ import annotations
