@@ -239,12 +239,7 @@ async def keep_attachments(
 				f"{what}.data: not base64; give the file's bytes as base64.b64encode(data).decode()"
 			) from None
 		record = await save_screened(
-			files,
-			data,
-			media_type=media_type,
-			name=name,
-			secrets=secret_list,
-			origin=origin,
+			files, data, media_type=media_type, name=name, secrets=secret_list, origin=origin
 		)
 		records.append(record)
 		if "withheld" in record:

@@ -122,14 +122,12 @@ class CompactionConfig:
 
 	def __post_init__(self) -> None:
 		# ValueError: the errors module imports this one (create_agent names the option).
-		for name, low in (("threshold_tokens", 1), ("keep_steps", 1), ("summary_words", 1)):
+		for name in ("threshold_tokens", "keep_steps", "summary_words"):
 			value = getattr(self, name)
 			if name == "threshold_tokens" and value is None:
 				continue
-			if not isinstance(value, int) or isinstance(value, bool) or value < low:
-				raise ValueError(
-					f"compaction: {name} must be a whole number >= {low}, got {value!r}"
-				)
+			if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+				raise ValueError(f"compaction: {name} must be a whole number >= 1, got {value!r}")
 		share = self.share
 		if not isinstance(share, int | float) or isinstance(share, bool) or not 0 < share <= 1:
 			raise ValueError(
@@ -286,14 +284,7 @@ class Usage:
 		if not isinstance(data, Mapping):
 			raise ValueError("a usage is a JSON object of counts")
 		out = cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
-		for name in (
-			"input_tokens",
-			"output_tokens",
-			"cached_tokens",
-			"reasoning_tokens",
-			"calls",
-			"unpriced_calls",
-		):
+		for name in (f for f in cls.__dataclass_fields__ if f != "cost_usd"):
 			count = getattr(out, name)
 			if not isinstance(count, int) or isinstance(count, bool) or count < 0:
 				raise ValueError(f"a usage's {name} is no whole, non-negative number")

@@ -22,6 +22,7 @@ from openmolt_core._support.optionmodels import (  # the mechanism: a library
 	masked_repr_args,
 	options_config,
 	problems,
+	setting_problems,
 	snake_keys,
 )
 
@@ -73,25 +74,8 @@ def read_model_config(value: ModelConfig | Mapping[str, Any], where: str) -> Mod
 	try:
 		return ModelConfig.model_validate(value)
 	except ValidationError as exc:
-		fields = ModelConfig.model_fields
-		unknown: list[str] = []
-		wrong: dict[str, tuple[list[str], Any]] = {}  # per key: what it must be (a union's each)
-		for error in exc.errors():
-			key = str(error["loc"][0]) if error["loc"] else ""
-			if error["type"] == "extra_forbidden":
-				from openmolt_core._support.suggest import typo_of
-
-				close = typo_of(key, fields)
-				hint = f"; did you mean {close!r}?" if close else ""
-				unknown.append(f"unknown key {key!r}{hint} (allowed: {', '.join(fields)})")
-			else:
-				must = str(error["msg"]).removeprefix("Input should be ").split(", unable")[0]
-				wrong.setdefault(key, ([], error.get("input")))[0].append(must)
-		problems = unknown + [
-			f"{key} must be {' or '.join(musts)} (got {shown(given)})"
-			for key, (musts, given) in wrong.items()
-		]
-		raise ConfigurationError(f"{where}: model_config: " + "; ".join(problems)) from None
+		found = "; ".join(setting_problems(ModelConfig, exc))
+		raise ConfigurationError(f"{where}: model_config: {found}") from None
 
 
 def parse_options(model: type[_M], value: Any, where: str) -> _M:

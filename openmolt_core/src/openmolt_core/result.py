@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, get_args
 
 from openmolt_core._support import lazy_exports
@@ -25,12 +25,7 @@ ParkedStatus = Literal["human_input_required", "approval_required", "authorizati
 """The statuses of a parked run: it waits for someone (`RunStatus` says for whom)."""
 
 RunStatus = Literal[
-	"success",
-	"failure",
-	"limit_reached",
-	ParkedStatus,
-	"guardrail_tripped",
-	"error",
+	"success", "failure", "limit_reached", ParkedStatus, "guardrail_tripped", "error"
 ]
 """How a run ended.
 
@@ -130,14 +125,7 @@ class RunState:
 					"role": m.role,
 					"content": m.content,
 					**(
-						{
-							"attachments": [
-								{"media_type": a.media_type, "data": a.data, "name": a.name}
-								for a in m.attachments
-							]
-						}
-						if m.attachments
-						else {}
+						{"attachments": [asdict(a) for a in m.attachments]} if m.attachments else {}
 					),
 				}
 				for m in self.messages
@@ -215,26 +203,11 @@ class RunState:
 
 
 _SAVED: dict[str, type] = {
-	"messages": list,
-	"plan": list,
-	"memory": dict,
-	"usage": dict,
-	"steps": int,
-	"run_id": str,
-	"pending": dict,
-	"context_tokens": int,
-	"compaction": dict,
-	"seq": int,
-	"loaded": list,
-	"stored": list,
-	"models": list,
-	"usage_by_model": dict,
-	"taint": list,
-	"audit": list,
-	"ext": dict,
-	"user": str,
-	"caller": dict,
-}
+	"messages": list, "plan": list, "memory": dict, "usage": dict, "steps": int, "run_id": str,
+	"pending": dict, "context_tokens": int, "compaction": dict, "seq": int, "loaded": list,
+	"stored": list, "models": list, "usage_by_model": dict, "taint": list, "audit": list,
+	"ext": dict, "user": str, "caller": dict,
+}  # fmt: skip
 """The JSON type of each field of a saved state (`RunState.to_dict`); null is none."""
 
 
@@ -265,13 +238,8 @@ def _check_saved(data: Any) -> None:
 
 
 _PENDING: dict[str, type] = {
-	"kind": str,
-	"message": str,
-	"results": list,
-	"calls": list,
-	"commands": list,
-	"ignored": list,
-}
+	"kind": str, "message": str, "results": list, "calls": list, "commands": list, "ignored": list,
+}  # fmt: skip
 """The JSON type of each field of a parked state's ``pending`` the loop reads."""
 
 

@@ -39,6 +39,7 @@ __all__ = [
 	"masked_repr_args",
 	"options_config",
 	"problems",
+	"setting_problems",
 	"snake_keys",
 ]
 
@@ -216,6 +217,37 @@ def problems(model: type[Options], exc: ValidationError, where: str) -> list[str
 			text = what or f"is wrong: {error['msg']}"
 			out.append(f"{where}{path} {text}, got {shown(error.get('input'), error['loc'])}")
 	return out
+
+
+def setting_problems(model: type[BaseModel], exc: ValidationError) -> list[str]:
+	"""A validation error of a flat, closed ``model`` as messages that name each key.
+
+	An unknown key names the nearest known one and the allowed keys; a key of the wrong type
+	says what it must be (each member of a union) and what was given.
+
+	Args:
+		model: The model validated (``extra="forbid"``).
+		exc: Its validation error.
+	"""
+	from openmolt_core._support.suggest import typo_of  # loaded by an error only
+	from openmolt_core._support.words import shown
+
+	fields = model.model_fields
+	unknown: list[str] = []
+	wrong: dict[str, tuple[list[str], Any]] = {}  # per key: what it must be (a union's each)
+	for error in exc.errors():
+		key = str(error["loc"][0]) if error["loc"] else ""
+		if error["type"] == "extra_forbidden":
+			close = typo_of(key, fields)
+			hint = f"; did you mean {close!r}?" if close else ""
+			unknown.append(f"unknown key {key!r}{hint} (allowed: {', '.join(fields)})")
+		else:
+			must = str(error["msg"]).removeprefix("Input should be ").split(", unable")[0]
+			wrong.setdefault(key, ([], error.get("input")))[0].append(must)
+	return unknown + [
+		f"{key} must be {' or '.join(musts)} (got {shown(given)})"
+		for key, (musts, given) in wrong.items()
+	]
 
 
 def _nested(
