@@ -35,7 +35,7 @@ __all__ = [
 ]
 
 GENERATED = Path(__file__).with_name("command_schemas.json")
-"""The built-in commands' schemas, as `derive_command_schema` makes them (a test holds them to it)."""
+"""The built-in commands' schemas, as `derive_command_schema` makes them (a test checks)."""
 
 
 @cache

@@ -194,8 +194,7 @@ class ApprovalError(OpenMoltError):
 class RunError(OpenMoltError):
 	"""A run stopped because of an error it could not feed back to the model (e.g. the provider).
 
-	The partial result keeps the whole state, so the run can be resumed with
-	``agent.run(input, history=error.result.state)``.
+	``agent.run(input, history=error.result.state)`` resumes it from its partial result.
 
 	Args:
 		message: What went wrong.

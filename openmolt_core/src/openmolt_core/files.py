@@ -51,7 +51,7 @@ WITHHELD = (
 	"not kept: it holds a secret of this run, and a file that is not text cannot be masked "
 	"without breaking it"
 )
-"""Why a file is not kept (``withheld``, instead of a reference): it is no text and shows a secret."""
+"""Why a file is not kept (``withheld``, no reference): it is no text, and shows a secret."""
 
 
 MAX_ATTACHMENT_BYTES = 20 * 1024 * 1024
@@ -209,8 +209,7 @@ async def keep_attachments(
 		reference, or why it was withheld).
 
 	Raises:
-		ConfigurationError: A file's data is not base64, or is larger than
-			`MAX_ATTACHMENT_BYTES`.
+		ConfigurationError: A file's data is not base64, or larger than `MAX_ATTACHMENT_BYTES`.
 	"""
 	import base64
 	import binascii

@@ -1,4 +1,4 @@
-"""The model-provider contract: what the loop sends a model (`LLMProvider`), and what it gets back."""
+"""The model-provider contract: what the loop sends a model, and what it gets back."""
 
 from __future__ import annotations
 
@@ -63,7 +63,7 @@ class ModelConfig(BaseModel):
 
 
 def scoped_options(options: Mapping[str, Any], providers: Collection[str]) -> bool:
-	"""Whether ``provider_options`` are keyed by provider (each key one of ``providers``, an object).
+	"""Whether ``provider_options`` are keyed by provider: each key one of ``providers``, a dict.
 
 	Args:
 		options: The ``provider_options`` of a model configuration.
@@ -102,7 +102,7 @@ DEFAULT_CONTEXT_WINDOW = 128_000
 
 @dataclass(frozen=True, slots=True)
 class CompactionConfig:
-	"""How an agent compacts its history (``create_agent(compaction=...)``, `openmolt_core.compaction`).
+	"""How an agent compacts its history (``create_agent(compaction=...)``).
 
 	Args:
 		threshold_tokens: Compact before a call whose prompt would pass this many tokens. None:
@@ -221,8 +221,7 @@ class Usage:
 		output_tokens: Completion tokens, reasoning included.
 		cached_tokens: Prompt tokens served from the provider's cache.
 		reasoning_tokens: Output tokens spent on reasoning.
-		cost_usd: Estimated cost in US dollars, when the price is known (of the priced calls
-			only: `cost_partial`).
+		cost_usd: Estimated cost in US dollars, when known (of the priced calls: `cost_partial`).
 		calls: How many model calls this covers.
 		unpriced_calls: How many of them had no price: their cost is in no ``cost_usd``.
 	"""
@@ -237,7 +236,7 @@ class Usage:
 
 	@property
 	def cost_partial(self) -> bool:
-		"""Whether ``cost_usd`` counts only some of the calls (a lower bound): others had no price."""
+		"""Whether ``cost_usd`` counts only some calls (a lower bound): others had no price."""
 		return self.cost_usd is not None and self.unpriced_calls > 0
 
 	@property

@@ -30,11 +30,12 @@ RunStatus = Literal[
 """How a run ended.
 
 ``success`` / ``failure``: the model finished and said so. ``limit_reached``: a step, token or time
-budget ran out. Parked, ``agent.resume(state, ...)`` goes on: ``human_input_required`` (its handler raised
-`openmolt_core.agent.HumanInputUnavailable`: ``answer=``), ``approval_required`` (a call waits for a decision:
-``decision=``), ``authorization_required`` (a call needs the end user's account: once
-connected). ``guardrail_tripped``: a guardrail stopped the run (`openmolt_core.guardrails`).
-``error``: the provider failed for good, or the run broke; the state is kept either way.
+budget ran out. Parked, ``agent.resume(state, ...)`` goes on: ``human_input_required`` (its
+handler raised `openmolt_core.agent.HumanInputUnavailable`: ``answer=``), ``approval_required``
+(a call waits for a decision: ``decision=``), ``authorization_required`` (a call needs the end
+user's account: once connected). ``guardrail_tripped``: a guardrail stopped the run
+(`openmolt_core.guardrails`). ``error``: the provider failed for good, or the run broke; the
+state is kept either way.
 """
 
 PARKED_STATUSES: frozenset[str] = frozenset(get_args(ParkedStatus))

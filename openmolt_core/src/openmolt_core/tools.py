@@ -70,8 +70,7 @@ class CallingRun:
 		taint: The calling run's taint records: a nested run starts tainted (`openmolt_core.taint`).
 		private: Whether the calling run may hold private data (`openmolt_core.taint`).
 		user: The end user the calling run acts for (None: the operator).
-		depth: How deep a run started with this parent nests: 1 under a top-level run; at
-			most `MAX_NESTING`.
+		depth: How deep a run started with this parent nests (1 under a top-level run).
 		caller: The calling run's context, for the nested run's capabilities.
 		capabilities: Capabilities the nested run attaches besides its agent's
 			(`openmolt_core.hooks.Capability.hand_down`).
@@ -126,8 +125,7 @@ running its own agent with ``parent=context.run`` is a cycle ``create_agent`` ca
 
 
 InDoubt = Literal["retry", "ask", "fail"]
-"""What a durable run does with a tool call found started but not finished after a crash
-(`openmolt_core._indoubt`)."""
+"""What a durable run does with a tool call found started, not finished, after a crash."""
 
 
 _STRICTNESS: tuple[InDoubt, ...] = get_args(InDoubt)  # laxest first
@@ -168,10 +166,7 @@ IDEMPOTENCY_NAMESPACE = uuid.UUID("6f0d2a4e-8c1b-5e3f-9a7d-0b4c6e8f1a2d")
 
 
 class Retries(Protocol):
-	"""How a tool's HTTP calls that may succeed later are retried (``ToolContext.retry``).
-
-	The instance's `openmolt_core.RetryPolicy` is one.
-	"""
+	"""A tool's retry policy for HTTP calls (``ToolContext.retry``): `openmolt_core.RetryPolicy`."""
 
 	def retrying(
 		self,
