@@ -1,7 +1,6 @@
 """The session contract: the store of a conversation (``agent.run(input, session=...)``).
 
-The stores are `openmolt_core.sessions`'s; the sessions capability's types keep their old path
-here (loaded on first use).
+The stores are `openmolt_core.sessions`'s; the sessions capability's types import from here.
 """
 
 from __future__ import annotations

@@ -170,8 +170,7 @@ class Envelope:
 	def schema(self) -> dict[str, Any]:
 		"""The canonical reply schema (built once; shared, so copy it before changing it).
 
-		A tool's (or the output's) ``$defs`` are lifted to the root under names of their own
-		(``t0.Address``), so the whole schema resolves on its own.
+		A tool's (or the output's) ``$defs`` are lifted to the root as ``t0.Address`` and so on.
 		"""
 		if not self._schema:
 			defs: dict[str, Any] = {}

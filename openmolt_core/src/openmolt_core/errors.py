@@ -14,8 +14,7 @@ OpenMoltError
 ```
 
 Messages say what to do next, and never contain a secret. Every error survives a round trip
-through `pickle` (a durable engine raises it again in another process), and `to_dict` gives it as
-JSON.
+through `pickle` (a durable engine raises it in another process); `to_dict` gives it as JSON.
 """
 
 from __future__ import annotations

@@ -301,11 +301,10 @@ class ModelResponse:
 		text: The model's reply text (the JSON commands).
 		usage: Tokens used by this call.
 		raw: The provider's raw response, JSON-serializable, for the ``llmOutput`` event.
-		finish_reason: Why the model stopped, if known: ``stop`` (None too: the reply is
-			complete), or one under which none of it runs: ``max_tokens``, ``refusal``,
-			``safety`` (a content filter), ``tool_calls`` (a native tool call), ``incomplete``
-			(any other value too), or ``blocked``: the provider refuses the conversation itself,
-			and the run ends with a `openmolt_core.errors.RunError`.
+		finish_reason: Why the model stopped: ``stop`` or None (the reply is complete), or one
+			under which none of it runs: ``max_tokens``, ``refusal``, ``safety``, ``tool_calls``,
+			``incomplete`` (any other value too), or ``blocked`` (the provider refuses the
+			conversation itself: the run ends with a `openmolt_core.errors.RunError`).
 		model: Which of the agent's models answered (``provider:model``); the loop sets it.
 		usage_by_model: ``usage`` split by model id, when calls of several models make it up
 			(empty when it is all ``model``'s).

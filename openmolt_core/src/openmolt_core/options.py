@@ -1,9 +1,7 @@
 """Option models in camelCase and snake_case alike, and the memory options the loop reads.
 
-The mechanism (`Options` and its helpers) is `openmolt_core._support.optionmodels`'s, re-exported
-here; `parse_options` turns a validation error into a `ConfigurationError` naming the key. The
-option models of the layers that read them live there (`openmolt_core.agentconfig`,
-`openmolt_core.integrations.config`); their old names here import on first use.
+`Options` and its helpers are `openmolt_core._support.optionmodels`'s, re-exported here; the
+other option models live with the layers that read them (their old names import on first use).
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """The maestro (system) prompt and the JSON turns the loop writes.
 
-The prompt never changes during a run, so with the first user turn it is the byte-identical
-prefix that provider prompt caches reuse. Its command section comes from the command models
-(`openmolt_core.commands`); its reply rules are those `openmolt_core._parse` applies.
+The prompt never changes during a run: with the first user turn, it is the prefix provider prompt
+caches reuse. Its commands come from `openmolt_core.commands`, its reply rules from `_parse`.
 """
 
 from __future__ import annotations
