@@ -56,7 +56,7 @@ SHIMS = {
 }
 """Each old module path, and the module whose objects it re-exports."""
 
-PARTIAL = {"openmolt_core._redact", "openmolt_core.sources"}
+PARTIAL = {"openmolt_core.sources"}
 """Old paths that re-export some of their home's names (the rest were never theirs)."""
 
 

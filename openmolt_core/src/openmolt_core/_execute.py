@@ -67,12 +67,12 @@ from openmolt_core.tools import CallingRun, LabelledResult, strictest
 
 if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool
+	from openmolt_core._support.secretset import Redactor
 	from openmolt_core._toolset import ToolSet
 	from openmolt_core.events import Event
 	from openmolt_core.llm import ModelRequest, ModelResponse
 	from openmolt_core.options import AgentMemory
 	from openmolt_core.result import RunState, RunStatus
-	from openmolt_core.secrets import Redactor
 	from openmolt_core.tools import InDoubt
 
 __all__ = [

@@ -2,22 +2,5 @@
 
 from __future__ import annotations
 
-from openmolt_core.secrets import (
-	LOGGERS,
-	MASK,
-	RedactingFilter,
-	Redactor,
-	install_log_redaction,
-	redact_handler,
-	redactor_for,
-)
-
-__all__ = [
-	"LOGGERS",
-	"MASK",
-	"RedactingFilter",
-	"Redactor",
-	"install_log_redaction",
-	"redact_handler",
-	"redactor_for",
-]
+from openmolt_core.secrets import *  # noqa: F403
+from openmolt_core.secrets import __all__ as __all__

@@ -16,7 +16,7 @@ from openmolt_core.durability import ForwardingPort, RunPort, record_spent
 from openmolt_core.result import RunState
 
 if TYPE_CHECKING:
-	from openmolt_core.secrets import Redactor
+	from openmolt_core._support.secretset import Redactor
 
 __all__ = ["RedactedPort"]
 

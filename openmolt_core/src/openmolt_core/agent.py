@@ -114,13 +114,13 @@ if TYPE_CHECKING:
 	from pydantic import BaseModel
 
 	from openmolt_core._support.schemafit import SchemaDialect
+	from openmolt_core._support.secretset import SecretSet
 	from openmolt_core.commands import Command
 	from openmolt_core.conversation import Session
 	from openmolt_core.decisions import ApprovalDecision, ApprovalHandler, ApprovalRequest
 	from openmolt_core.files import FileAccess
 	from openmolt_core.options import AgentMemory
 	from openmolt_core.runstream import RunStream
-	from openmolt_core.secrets import SecretSet
 	from openmolt_core.tools import CallingRun, InDoubt, NestedRunTool
 
 __all__ = [

@@ -1,20 +1,9 @@
 """The commands a model sends back: the one source of the command protocol.
 
 A reply is one JSON object ``{"commands": [...]}``. Each command is a pydantic model below, chosen by
-its ``type``. Everything else about the protocol derives from these models: the parser
-(`openmolt_core._parse`), the reply schema sent to providers (`openmolt_core.envelope`), the
-command section of the maestro prompt (`openmolt_core.prompt`, from each model's docstring,
-``example`` and ``rules``), the dispatch in the loop (a ``match`` on `Command`) and the test
-builders (`openmolt_core.testing`).
-
-| type | fields |
-| --- | --- |
-| ``callTool`` | ``tool`` (``integration.handle``), ``input`` (object), ``reason`` (only for agents with approvals) |
-| ``wait`` | ``seconds`` (0 ≤ s ≤ 60) |
-| ``updatePlan`` | ``plan`` (list of steps, one level of sub-steps) |
-| ``updateMemory`` | ``memory`` (``longTerm`` or ``shortTerm``), ``mode`` (``replace`` or ``append``), ``data`` |
-| ``requestHumanInput`` | ``message`` |
-| ``finish`` | ``status`` (``success`` or ``failure``), ``output``, ``humanMessage`` |
+its ``type``. The parser, the reply schema (`openmolt_core.envelope`), the prompt's command section
+(`openmolt_core.prompt`: each model's docstring, ``example`` and ``rules``) and the loop's dispatch
+derive from these models.
 """
 
 from __future__ import annotations
@@ -55,9 +44,8 @@ PLAN_STATUSES: tuple[str, ...] = get_args(PlanStatus)
 class _Strict(BaseModel):
 	"""Base of the command models: strict, closed, fields by name or by alias."""
 
-	# Strict: a reply's types are JSON's, so "10" is no number and true is no number either,
-	# exactly as the reply schema says (a property test holds the two together). Each is built
-	# on first use: a run builds the commands its replies and its reply schema use.
+	# Strict: a reply's types are JSON's ("10" and true are no number), as the reply schema says.
+	# Each is built on first use.
 	model_config: ClassVar[ConfigDict] = ConfigDict(
 		extra="forbid", populate_by_name=True, strict=True, defer_build=True
 	)
@@ -90,8 +78,7 @@ class _Command(_Strict):
 	rules: ClassVar[tuple[str, ...]] = ()
 	"""What the model must know to use the command well, one line each."""
 	shape: ClassVar[tuple[str, ...]] = ()
-	"""What the reply schema says too: the prompt states it only when the provider does not
-	enforce the schema (structured output off)."""
+	"""What the reply schema says too: the prompt states it only when structured output is off."""
 	approval_rules: ClassVar[tuple[str, ...]] = ()
 	"""Rules shown only to agents with tools that wait for approval."""
 

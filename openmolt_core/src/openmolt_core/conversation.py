@@ -1,9 +1,6 @@
 """The session contract: the store of a conversation (``agent.run(input, session=...)``).
 
-`Session` is the type ``run``, ``stream`` and ``resume`` take; `openmolt_core.sessions` implements
-it (the stores) and re-exports it. A run meets its conversation through the sessions capability
-(`openmolt_core.capabilities.sessions`), whose types `SessionHistory` and `RunConversation` keep
-their old path here (loaded on first use).
+The stores are `openmolt_core.sessions`'s; the sessions capability's types import from here.
 """
 
 from __future__ import annotations
@@ -20,25 +17,13 @@ __all__ = ["Session"]
 class Session(Protocol):
 	"""The store of one conversation: what a third party implements to keep sessions elsewhere.
 
-	Items are JSON-serializable dicts with a ``role`` (see `openmolt_core.sessions`); the store
-	keeps them in the order they were added and never rewrites one (but a ``pending`` item taken
-	back: below).
-
-	A store may also have ``async def replace_pending(run_ids, items)``: take back the
-	``pending`` items of these runs and append ``items``, in one transaction (the built-in stores
-	do). Durable runs use it to append a turn and take back its item together
-	(`openmolt_core.sessions.SessionRun`); without it, a trailing item is taken back first. An
-	item that others follow must keep its place (the built-in stores make it
-	``{"role": "settled"}``): a summary's ``through`` counts it.
-
-	A store may also have ``async def get_run(run_id) -> items``: one run's items, oldest first,
-	wherever they are (the built-in stores do); a turn summarised before its run is recorded
-	again is found without reading the whole session.
-
-	A store may also have ``async def get_latest(limit) -> (skipped, items)``: how many items
-	come before the latest ``limit`` (items pruned too: a summary's ``through`` counts them), and
-	those items, read together (the built-in stores do).
-	A run then reads the session from its end, not whole (`openmolt_core.sessions.read_history`).
+	Items are JSON-serializable dicts with a ``role`` (`openmolt_core.sessions`), kept in the
+	order they were added and never rewritten (but a ``pending`` item taken back). A store may
+	also have, as the built-in ones do: ``async def replace_pending(run_ids, items)`` (take back
+	these runs' ``pending`` items and append ``items`` in one transaction; an item others follow
+	keeps its place, as ``{"role": "settled"}``), ``async def get_run(run_id) -> items`` (one
+	run's items, oldest first) and ``async def get_latest(limit) -> (skipped, items)`` (how many
+	items come before the latest ``limit``, pruned ones too, and those items).
 	"""
 
 	session_id: str

@@ -2,12 +2,9 @@
 
 The schema says exactly what the parser accepts for this agent: ``callTool`` is one variant per
 visible tool (its handle as a ``const``, its own input schema), ``requestHumanInput`` appears only
-when a person can answer, and ``finish.output`` is the agent's output schema. Providers fit this
-canonical schema to their structured-output dialect (`openmolt_core.capabilities.structured`,
-the capability `create_agent` adds); a property test checks that every reply the schema accepts,
-the parser accepts, and the reverse. `FittedSchema` is the schema as a model's requests send it,
-and how the loop reads the replies made under it (`FittedSchema.restore`): mode ``off`` (the
-canonical schema as a guide) when the provider declares no dialect or nothing fits it.
+when a person can answer, and ``finish.output`` is the agent's output schema. `FittedSchema` is
+the schema as a model's requests send it (fitted by `openmolt_core.capabilities.structured`), and
+how the loop reads the replies made under it (`FittedSchema.restore`).
 """
 
 from __future__ import annotations
@@ -38,8 +35,7 @@ __all__ = [
 ]
 
 GENERATED = Path(__file__).with_name("command_schemas.json")
-"""The built-in commands' schemas, as `derive_command_schema` makes them, written by
-``tests/core/update_command_schemas.py``; a test fails when they differ from the models."""
+"""The built-in commands' schemas, as `derive_command_schema` makes them (a test checks)."""
 
 
 @cache
@@ -67,9 +63,7 @@ def derive_command_schema(command: type[BaseModel]) -> dict[str, Any]:
 def command_schema(command: type[BaseModel]) -> dict[str, Any]:
 	"""The JSON Schema of one command class, self-contained, without titles or descriptions.
 
-	A built-in command's is read from `GENERATED`: describing a command in the reply schema
-	then builds no pydantic model (a run builds those its replies hold, to validate them), and
-	asks pydantic for no JSON Schema (milliseconds per command, in every fresh process).
+	A built-in command's is read from `GENERATED`, which builds no pydantic model.
 
 	Args:
 		command: A class of `openmolt_core.commands.COMMANDS`.
@@ -176,9 +170,7 @@ class Envelope:
 	def schema(self) -> dict[str, Any]:
 		"""The canonical reply schema (built once; shared, so copy it before changing it).
 
-		A tool (or output) schema with its own ``$defs``/``definitions`` has them lifted to the
-		root under names of their own (``t0.Address``), its ``$ref``s rewritten to match, so the
-		whole schema resolves on its own.
+		A tool's (or the output's) ``$defs`` are lifted to the root as ``t0.Address`` and so on.
 		"""
 		if not self._schema:
 			defs: dict[str, Any] = {}
@@ -222,8 +214,7 @@ class _EnvelopeRepair:
 			kind = item["type"]
 			tool = item.get("tool") if kind == "callTool" else None
 			if kind == "callTool" and isinstance(item.get("input"), str):
-				# Sent as JSON text: on purpose (a tool that fell back), or by a model that was not
-				# constrained. Either way the object inside is what the tool gets.
+				# Sent as JSON text (a tool that fell back, a model not constrained): decoded.
 				from openmolt_core._support.schemafit import Decode
 
 				item["input"] = Decode(objects=True)(item["input"])
@@ -261,18 +252,16 @@ class FittedSchema:
 	def restore(self, data: Any) -> Any:
 		"""Undo the dialect's changes on a decoded reply, before the loop validates it.
 
-		JSON-string tool inputs (and a JSON-string output, when encoded) are decoded; a string
-		that is not JSON is left as is, and validation then reports it. Nulls that stand for a
-		property the model left out are removed. The reply is changed in place and returned;
-		it may have any shape.
+		JSON-string tool inputs (and output, when encoded) are decoded (a string that is not
+		JSON is left as is), and nulls that stand for a property left out are removed. The
+		reply, of any shape, is changed in place and returned.
 
 		Args:
 			data: The decoded reply (``{"commands": [...]}`` or a looser shape).
 
 		Raises:
 			UnsafeJson: JSON text it decoded holds what a state cannot (``NaN``, a key twice,
-				a lone surrogate); the loop tells the model (`openmolt_core._parse`). Nothing
-				else raises, whatever the shape.
+				a lone surrogate). Nothing else raises, whatever the shape.
 		"""
 		return self._repair(data)
 
@@ -280,10 +269,8 @@ class FittedSchema:
 		"""How `restore` changes a ``finish``'s ``output``, for previews of it as it streams.
 
 		Returns:
-			Whether a null output is dropped (the output was made required and nullable) and
-			the repair of its value (`openmolt_core._support.schemafit`: the nulls of its
-			properties left out), or None when `restore` leaves the output as the model wrote
-			it. An output sent as JSON text (``output_encoded``) is read apart.
+			Whether a null output is dropped and the repair of its value, or None when
+			`restore` leaves the output as the model wrote it (or sent it as JSON text).
 		"""
 		commands = getattr(self._repair, "commands", None)
 		finish = commands.get(("finish", None)) if isinstance(commands, Mapping) else None

@@ -13,10 +13,8 @@ OpenMoltError
     └── RunCancelledError   a durable run was cancelled (also a ConfigurationError)
 ```
 
-Messages say what to do next, and never contain a secret.
-
-Every error survives a round trip through `pickle` (a durable engine stores a failed run's error
-and raises it again in another process, `RunError` with its state), and `to_dict` gives it as JSON.
+Messages say what to do next, and never contain a secret. Every error survives a round trip
+through `pickle` (a durable engine raises it in another process); `to_dict` gives it as JSON.
 """
 
 from __future__ import annotations
@@ -86,18 +84,12 @@ class ProviderError(OpenMoltError):
 		model: The model id, when known.
 		status_code: The HTTP status, when there was a reply.
 		retryable: Whether trying again later may succeed.
-		context_exceeded: Whether the request was longer than the model's context window: a
-			run that compacts summarises its older steps and asks once more
-			(`openmolt_core.hooks.Capability.context_exceeded`).
-		usage: What the failed call was billed for, when the API answered with a reply the run
-			cannot use (one that filled the context window); None when nothing was billed. The
-			run counts it in its usage.
-		usage_by_model: The same per model id (``provider:model``), set by the run for the
-			model that made each call (the fallback capability's failed calls of several).
+		context_exceeded: Whether the request was longer than the model's context window.
+		usage: What the failed call was billed for (None: nothing); the run counts it.
+		usage_by_model: The same per model id (``provider:model``), set by the run.
 	"""
 
-	# Class defaults: an error pickled before these attributes existed (a durable journal's)
-	# is rebuilt without them.
+	# Class defaults: an error pickled before these attributes existed is rebuilt without them.
 	usage: Usage | None = None
 	usage_by_model: Mapping[str, Usage] = MappingProxyType({})
 
@@ -127,9 +119,7 @@ class ProviderError(OpenMoltError):
 class UnreadableAttachment(ProviderError):
 	"""A model cannot read a file the conversation sends it, so the request was not sent.
 
-	A video for a model that reads none, an image over its size limit: another model may read
-	it, so an agent with model fallback asks its next model (reason ``unreadable``,
-	`openmolt_core.fallback`). Raised by a provider before anything is sent: nothing is billed.
+	Another model may read it: model fallback asks the next one (`openmolt_core.fallback`).
 	"""
 
 
@@ -188,10 +178,9 @@ class ApprovalError(OpenMoltError):
 
 	Args:
 		message: What is wrong with the decision and what to do.
-		problem: ``forged`` (not signed by this instance's approval key), ``replayed`` (made for
-			another call or run, or its call was already decided), ``stale`` (the call's
-			arguments changed after approval, or the call no longer waits) or ``invalid`` (the
-			edited input does not match the tool's input schema).
+		problem: ``forged`` (not signed by this instance), ``replayed`` (for another call or run,
+			or decided already), ``stale`` (the call's arguments changed, or it no longer waits)
+			or ``invalid`` (the edited input does not match the tool's input schema).
 		call: The call the decision names (``tool:<step>:<index>:<handle>``).
 	"""
 
@@ -204,8 +193,7 @@ class ApprovalError(OpenMoltError):
 class RunError(OpenMoltError):
 	"""A run stopped because of an error it could not feed back to the model (e.g. the provider).
 
-	The partial result keeps the whole state, so the run can be resumed with
-	``agent.run(input, history=error.result.state)``.
+	``agent.run(input, history=error.result.state)`` resumes it from its partial result.
 
 	Args:
 		message: What went wrong.
@@ -229,11 +217,8 @@ class RunError(OpenMoltError):
 class RunCancelledError(RunError, ConfigurationError):
 	"""A durable run was cancelled (``om.cancel``, ``openmolt runs --cancel``): final.
 
-	What its caller, ``om.result`` and a session's next run get of it: the run ended there, and
-	nothing of it goes on (an answer or a resume given to it later is refused). ``result`` holds
-	its state as far as the store kept it (its last park, else the state it went on from), with
-	status ``error``: a session appends the turn from it (`openmolt_core.sessions`). It is a
-	`ConfigurationError` too, as the refusal a cancelled run's delivery gets.
+	Nothing of it goes on (an answer or a resume given to it later is refused, as a
+	`ConfigurationError`); ``result`` holds its state as far as the store kept it, status ``error``.
 
 	Args:
 		message: Which run, and that it was cancelled.

@@ -6,15 +6,9 @@ A *file reference* is a string a model can pass from one tool to another instead
 - ``data:<media type>;base64,<data>``: small inline data the model produced;
 - ``fileSystem:<path>``: a path inside the directories of the registered FileSystem integration.
 
-Any of them may end with a byte range, ``#bytes=<start>-<end>`` (both offsets inclusive, as in an
-HTTP ``Range`` header; ``#bytes=<start>-`` runs to the end): it resolves to that slice of the file,
-which is how chunked uploads send one part of a large file.
-
-This module is the contract: the reference prefix, the bytes a reference resolves to
-(`StoredFile`) and the methods tools call on the store (`FileAccess`, ``ToolContext.files``). The
-store itself, which each `OpenMolt` instance owns, is `openmolt_core.filestore.FileStore`; its
-names here (`FileStore`, `LocalFile`, `split_range`, `parse_data_url`, `MAX_DATA_URL_BYTES`) still
-import, on first use.
+Any of them may end with a byte range, ``#bytes=<start>-<end>`` (both offsets inclusive;
+``#bytes=<start>-`` runs to the end): it resolves to that slice of the file. The store itself is
+`openmolt_core.filestore.FileStore`, whose names still import from here on first use.
 """
 
 from __future__ import annotations
@@ -57,17 +51,14 @@ WITHHELD = (
 	"not kept: it holds a secret of this run, and a file that is not text cannot be masked "
 	"without breaking it"
 )
-"""Why a file is not kept (the ``withheld`` of what the store's ``save`` returns instead of a
-reference): its bytes show a secret, and it is not text (`screen`)."""
+"""Why a file is not kept (``withheld``, no reference): it is no text, and shows a secret."""
 
 
 MAX_ATTACHMENT_BYTES = 20 * 1024 * 1024
-"""The largest file a run's input takes (decoded): the providers' request limits are of this
-order (a few MB an image, tens of MB a request)."""
+"""The largest file a run's input takes (decoded), of the order of the providers' limits."""
 
 INPUT_FILES = "inputFiles"
-"""``RunState.ext`` key: the records of the files sent with the run's input, as the store kept
-them (`keep_attachments`); the first turn lists them under ``files``."""
+"""``RunState.ext`` key: the records of the files sent with the run's input (`keep_attachments`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,12 +77,7 @@ class StoredFile:
 
 
 class FileAccess(Protocol):
-	"""What a tool and the loop use of the file store (``ToolContext.files``, ``Agent.files``).
-
-	The instance's store (`openmolt_core.filestore.FileStore`) is one; a test may pass another.
-	A reference is ``openmolt-file:<id>``, a ``data:`` URL or ``fileSystem:<path>``, each
-	optionally followed by ``#bytes=<start>-<end>`` (a slice).
-	"""
+	"""What a tool and the loop use of the file store (``ToolContext.files``, ``Agent.files``)."""
 
 	async def save(
 		self, data: bytes, *, media_type: str = "application/octet-stream", name: str = ""
@@ -167,11 +153,7 @@ async def save_screened(
 	secrets: Iterable[str] = (),
 	origin: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-	"""Save bytes in a store, screened (`screen`), with who kept them: the one way in.
-
-	The instance's store screens what it saves and writes ``origin`` beside it (`FileStore.save`,
-	a store whose ``screens`` is true); the bytes are screened here for a store an application
-	gave that does not.
+	"""Save bytes in a store, screened (`screen`) with who kept them: the one way in.
 
 	Args:
 		files: The store (or an agent's view of it).
@@ -180,7 +162,7 @@ async def save_screened(
 		name: A file name.
 		secrets: Secrets to mask besides those the process knows.
 		origin: Who keeps the file (``{"run", "call", "user"}``): a run for another end user
-			finds no such file (`openmolt_core._binding.CallFiles`).
+			finds no such file.
 
 	Returns:
 		The store's record: ``{"file", "mediaType", "size", "name"}``, or for a file not kept
@@ -214,10 +196,7 @@ async def keep_attachments(
 ) -> tuple[list[Attachment], list[dict[str, Any]]]:
 	"""The files sent with a run's input, kept in the store: what the model sees, what tools read.
 
-	Every surface's files come this way (``agent.run(attachments=...)``, an A2A or AG-UI
-	caller's): each is saved through `save_screened`, so it is screened as every kept file is,
-	owned by the run's user (``origin``), and listed where the run's tools find it (its
-	reference). The model is shown what was kept (a text masked), never a file withheld.
+	Each is saved through `save_screened`; the model is shown what was kept, never a file withheld.
 
 	Args:
 		files: The agent's view of the store.
@@ -230,8 +209,7 @@ async def keep_attachments(
 		reference, or why it was withheld).
 
 	Raises:
-		ConfigurationError: A file's data is not base64, or is larger than
-			`MAX_ATTACHMENT_BYTES`.
+		ConfigurationError: A file's data is not base64, or larger than `MAX_ATTACHMENT_BYTES`.
 	"""
 	import base64
 	import binascii
@@ -260,12 +238,7 @@ async def keep_attachments(
 				f"{what}.data: not base64; give the file's bytes as base64.b64encode(data).decode()"
 			) from None
 		record = await save_screened(
-			files,
-			data,
-			media_type=media_type,
-			name=name,
-			secrets=secret_list,
-			origin=origin,
+			files, data, media_type=media_type, name=name, secrets=secret_list, origin=origin
 		)
 		records.append(record)
 		if "withheld" in record:
@@ -281,12 +254,8 @@ async def keep_attachments(
 def masked_state(state: Mapping[str, Any], redact: Any) -> Any:
 	"""A saved run state (`RunState.to_dict`) masked for a store, its files' bytes as bytes.
 
-	Every string is masked as text (``redact.deep``) but the base64 of the files sent with a
-	turn (``messages[i].attachments[j].data``): masked as text, it would be base64 no more, and
-	a run resumed from the store would send the model a broken file. Each is screened as bytes
-	(`screened_base64`, with ``redact.secrets``): kept, kept masked (a text), or left out of the
-	state. The run store saves a state so, and a durable run journals one so
-	(`openmolt_core._redacted_port.RedactedPort`).
+	Every string is masked as text but the base64 of the files sent with a turn, screened as
+	bytes (`screened_base64`): kept, kept masked (a text), or left out of the state.
 
 	Args:
 		state: The state as `RunState.to_dict` gives it.
@@ -320,8 +289,7 @@ def masked_state(state: Mapping[str, Any], redact: Any) -> Any:
 	return masked
 
 
-# The store and its helpers, under their old names here (loaded on first use; not in __all__: a
-# star import does not load the store).
+# The store, under its old names here (loaded on first use; not in __all__).
 _HOMES: Mapping[str, str] = {
 	"FileStore": "openmolt_core.filestore",
 	"LocalFile": "openmolt_core.filestore",

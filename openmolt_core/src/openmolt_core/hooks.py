@@ -33,6 +33,7 @@ from openmolt_core.tools import LOOP_FIELDS
 if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool, ToolDefinition
 	from openmolt_core._support.schemafit import SchemaDialect
+	from openmolt_core._support.secretset import Redactor
 	from openmolt_core.commands import CallTool, Finish
 	from openmolt_core.decisions import ApprovalHandler
 	from openmolt_core.durability import RunPort
@@ -40,7 +41,6 @@ if TYPE_CHECKING:
 	from openmolt_core.events import Event
 	from openmolt_core.llm import LLMProvider, ModelConfig, ModelRequest, ModelResponse
 	from openmolt_core.result import RunResult, RunState
-	from openmolt_core.secrets import Redactor
 	from openmolt_core.tools import CallingRun, Tool
 
 __all__ = [

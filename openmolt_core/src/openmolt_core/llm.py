@@ -1,9 +1,4 @@
-"""The model-provider contract: what the loop sends a model, and what it gets back.
-
-A provider is any object with an async ``generate(request)`` (see `LLMProvider`). Providers come from
-plugins (``openai``, ``anthropic``, ``google``) or are passed directly as ``model=`` (like
-`openmolt_core.testing.ScriptedModel`).
-"""
+"""The model-provider contract: what the loop sends a model, and what it gets back."""
 
 from __future__ import annotations
 
@@ -31,15 +26,13 @@ __all__ = [
 ]
 
 StructuredMode = Literal["strict", "partial", "off"]
-"""How much of a reply the provider constrains (see `openmolt_core.structured`, which fits the
-reply schema to a provider's dialect and re-exports this name)."""
+"""How much of a reply the provider constrains (`openmolt_core.structured`)."""
 
 
 class ModelConfig(BaseModel):
 	"""One model configuration for every provider, so an agent can switch provider unchanged.
 
-	Providers map each key onto their own API. A key a model cannot honour is dropped with a
-	warning or refused with a clear error before the request is sent.
+	A key a model cannot honour is dropped with a warning or refused before the request is sent.
 	"""
 
 	# Built on first use (validation, a schema): an agent on the defaults never validates one.
@@ -70,10 +63,7 @@ class ModelConfig(BaseModel):
 
 
 def scoped_options(options: Mapping[str, Any], providers: Collection[str]) -> bool:
-	"""Whether ``provider_options`` are keyed by provider (``{"anthropic": {"top_k": 5}}``).
-
-	They are when each key names one of ``providers`` and holds an object: no request body has
-	a field named after a provider, so the two forms cannot be confused.
+	"""Whether ``provider_options`` are keyed by provider: each key one of ``providers``, a dict.
 
 	Args:
 		options: The ``provider_options`` of a model configuration.
@@ -86,11 +76,6 @@ def scoped_options(options: Mapping[str, Any], providers: Collection[str]) -> bo
 
 def options_for(config: ModelConfig, provider: str, providers: Collection[str]) -> ModelConfig:
 	"""The configuration one provider's requests carry: only its own ``provider_options``.
-
-	An agent whose models are of several providers (model fallback, a summary model) keys
-	``provider_options`` by provider; each request then carries its provider's part, as a
-	provider writes them into its body as they are (Anthropic's ``top_k`` is refused by OpenAI,
-	which would fail the very step the fallback was meant to save).
 
 	Args:
 		config: The agent's model configuration.
@@ -119,15 +104,11 @@ DEFAULT_CONTEXT_WINDOW = 128_000
 class CompactionConfig:
 	"""How an agent compacts its history (``create_agent(compaction=...)``).
 
-	Here, with the model's settings, because every agent has it (on by default) and the agent
-	names it; `openmolt_core.compaction`, which summarises, re-exports it.
-
 	Args:
 		threshold_tokens: Compact before a call whose prompt would pass this many tokens. None:
 			``share`` of the model's context window.
 		share: The share of the context window used when ``threshold_tokens`` is None.
-		keep_steps: The latest steps kept verbatim; every older one is summarised, so a
-			compaction frees most of the window and the next one is many steps away.
+		keep_steps: The latest steps kept verbatim; every older one is summarised.
 		summary_words: The most words the summary may take.
 		model: The model that writes the summary: a ``"provider:model"`` id or a provider
 			object; None for the agent's own model.
@@ -141,14 +122,12 @@ class CompactionConfig:
 
 	def __post_init__(self) -> None:
 		# ValueError: the errors module imports this one (create_agent names the option).
-		for name, low in (("threshold_tokens", 1), ("keep_steps", 1), ("summary_words", 1)):
+		for name in ("threshold_tokens", "keep_steps", "summary_words"):
 			value = getattr(self, name)
 			if name == "threshold_tokens" and value is None:
 				continue
-			if not isinstance(value, int) or isinstance(value, bool) or value < low:
-				raise ValueError(
-					f"compaction: {name} must be a whole number >= {low}, got {value!r}"
-				)
+			if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+				raise ValueError(f"compaction: {name} must be a whole number >= 1, got {value!r}")
 		share = self.share
 		if not isinstance(share, int | float) or isinstance(share, bool) or not 0 < share <= 1:
 			raise ValueError(
@@ -202,32 +181,24 @@ class Message:
 
 @dataclass(slots=True)
 class ModelRequest:
-	"""Everything a provider needs for one call.
-
-	The system prompt and the first messages stay byte-identical from step to step, so provider
-	prompt caches keep hitting; new turns are only ever appended.
+	"""Everything a provider needs for one call (the prompt and first turns stay byte-identical).
 
 	Args:
 		model: The model name without the provider prefix (``gpt-5-mini``).
 		system: The maestro (system) prompt.
 		messages: The conversation so far, oldest first. This is the run's own list: read it during
 			``generate`` but do not keep or modify it.
-		response_schema: JSON Schema of the reply envelope: fitted to the provider's dialect
-			(`openmolt_core.structured.fit`) when it declares one, else the canonical schema.
+		response_schema: JSON Schema of the reply envelope, fitted to the provider's dialect.
 		config: The agent's model configuration.
 		cache_key: A stable key for the static prefix (agent identity), for providers that use one.
 		response_mode: How the provider should use ``response_schema``: ``strict`` and
 			``partial`` as structured output that constrains the reply, ``off`` as no structured
 			output (the prompt asks for JSON); None when the provider declared no dialect.
-		plain_system: Builds the system prompt of the same step without structured output (mode
-			``off``: the command shapes, and the tools' input schemas that ``response_schema``
-			carried). A provider that drops the structured output of this request (a server
-			that refuses it) sends this prompt instead of ``system``; None when there is nothing
-			to drop.
-		model_id: Which of the agent's models the request is for (``provider:model``): the loop
-			sends it to that model's provider (`openmolt_core.hooks.ModelAccess.request`); None:
-			the model of the request the capability that sends it was given (the model the call
-			was made for, when no capability wraps it). Providers do not read it.
+		plain_system: Builds the system prompt of the same step without structured output: a
+			provider that drops this request's structured output sends it instead of ``system``
+			(None: nothing to drop).
+		model_id: Which of the agent's models the request is for (``provider:model``; None: the
+			call's own). Providers do not read it.
 	"""
 
 	model: str
@@ -250,11 +221,9 @@ class Usage:
 		output_tokens: Completion tokens, reasoning included.
 		cached_tokens: Prompt tokens served from the provider's cache.
 		reasoning_tokens: Output tokens spent on reasoning.
-		cost_usd: Estimated cost in US dollars, when the price is known: of the priced calls only
-			when some were not (`cost_partial`).
+		cost_usd: Estimated cost in US dollars, when known (of the priced calls: `cost_partial`).
 		calls: How many model calls this covers.
-		unpriced_calls: How many of them had no price (no reported cost, no known price: a
-			model the price table lacks, a local server): their cost is in no ``cost_usd``.
+		unpriced_calls: How many of them had no price: their cost is in no ``cost_usd``.
 	"""
 
 	input_tokens: int = 0
@@ -267,11 +236,7 @@ class Usage:
 
 	@property
 	def cost_partial(self) -> bool:
-		"""Whether ``cost_usd`` counts only some of the calls: others had no price.
-
-		A sum of priced and unpriced calls (an unknown model beside a priced one, a fallback to
-		a local model, a sub-agent's run): ``cost_usd`` is then a lower bound, never the whole.
-		"""
+		"""Whether ``cost_usd`` counts only some calls (a lower bound): others had no price."""
 		return self.cost_usd is not None and self.unpriced_calls > 0
 
 	@property
@@ -294,11 +259,7 @@ class Usage:
 			self.unpriced_calls += max(calls, other.unpriced_calls)
 
 	def to_dict(self) -> dict[str, Any]:
-		"""The usage as a JSON-serializable dict (``unpriced_calls`` only when some call was).
-
-		Left out at zero, so the saved state of a run whose calls were all priced reads as it
-		did before the count existed (`from_dict` reads its absence as zero).
-		"""
+		"""The usage as a JSON-serializable dict (``unpriced_calls`` only when not zero)."""
 		out: dict[str, Any] = {
 			"input_tokens": self.input_tokens,
 			"output_tokens": self.output_tokens,
@@ -322,14 +283,7 @@ class Usage:
 		if not isinstance(data, Mapping):
 			raise ValueError("a usage is a JSON object of counts")
 		out = cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
-		for name in (
-			"input_tokens",
-			"output_tokens",
-			"cached_tokens",
-			"reasoning_tokens",
-			"calls",
-			"unpriced_calls",
-		):
+		for name in (f for f in cls.__dataclass_fields__ if f != "cost_usd"):
 			count = getattr(out, name)
 			if not isinstance(count, int) or isinstance(count, bool) or count < 0:
 				raise ValueError(f"a usage's {name} is no whole, non-negative number")
@@ -347,26 +301,16 @@ class ModelResponse:
 		text: The model's reply text (the JSON commands).
 		usage: Tokens used by this call.
 		raw: The provider's raw response, JSON-serializable, for the ``llmOutput`` event.
-		finish_reason: Why the model stopped, if known: ``stop`` (the reply is complete), or one
-			under which none of it runs: ``max_tokens`` (cut at the output limit), ``refusal``,
-			``safety`` (a content filter), ``tool_calls`` (the reply holds a native tool call: the
-			loop's tools are called by commands), ``incomplete`` (stopped before its end for
-			another reason: a provider maps its own reasons onto these), or ``blocked``: the
-			provider refuses the conversation itself, so the same request would be refused again
-			(Gemini's blocked prompt, Anthropic's ``refusal``); the loop then ends the run with
-			a `openmolt_core.errors.RunError` rather than ask the model again. Any other value is
-			read as ``incomplete`` (unknown is unsafe: an API's own ``length`` or
-			``content_filter`` may mean a cut or filtered reply); None, as ``stop``.
-		model: Which of the agent's models answered (``provider:model``): the loop sets it, since
-			another may answer instead of the first (`openmolt_core.fallback`).
-		usage_by_model: ``usage`` split by model id, when calls of more than one model make it
-			up (the fallback capability moved past a model that blocked the conversation, or
-			whose failed call was billed): each counts under its own model in the run's
-			``usage_by_model``. Empty when ``usage`` is all ``model``'s.
+		finish_reason: Why the model stopped: ``stop`` or None (the reply is complete), or one
+			under which none of it runs: ``max_tokens``, ``refusal``, ``safety``, ``tool_calls``,
+			``incomplete`` (any other value too), or ``blocked`` (the provider refuses the
+			conversation itself: the run ends with a `openmolt_core.errors.RunError`).
+		model: Which of the agent's models answered (``provider:model``); the loop sets it.
+		usage_by_model: ``usage`` split by model id, when calls of several models make it up
+			(empty when it is all ``model``'s).
 		prompt_tokens: The input tokens of the request that gave the reply, when ``usage`` adds
-			up several requests (an Anthropic paused turn, a Gemini continuation, billed tries a
-			retry moved past): the prompt's size, which the run keeps (``state.context_tokens``)
-			for its context-window checks. None: ``usage.input_tokens`` is it.
+			up several requests: the prompt's size (``state.context_tokens``). None:
+			``usage.input_tokens`` is it.
 	"""
 
 	text: str
@@ -419,10 +363,8 @@ class LLMProvider(Protocol):
 	name: str
 	"""The prefix users write in model ids (``openai`` in ``openai:gpt-5``).
 
-	A provider whose API has structured output may also define
-	``schema_dialect(model: str, config: ModelConfig | None = None) -> SchemaDialect | None``
-	(see `openmolt_core.structured`): the loop asks it at every run, fits the reply schema to that
-	dialect and sets ``request.response_mode``.
+	A provider with structured output may also define ``schema_dialect(model: str, config:
+	ModelConfig | None = None) -> SchemaDialect | None`` (`openmolt_core.structured`).
 	"""
 
 	async def generate(self, request: ModelRequest) -> ModelResponse:

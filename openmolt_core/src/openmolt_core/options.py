@@ -1,40 +1,7 @@
-"""Option models that accept each name in camelCase and in snake_case, through one mechanism.
+"""Option models in camelCase and snake_case alike, and the memory options the loop reads.
 
-The spec writes options in camelCase (``baseUrl``, ``refreshToken``); Python code writes them in
-snake_case (``base_url``). Rather than looking each key up twice by hand, every option model
-derives from `Options`, whose pydantic alias generator gives each field its camelCase alias:
-``Options`` models validate ``{"baseUrl": ...}`` and ``{"base_url": ...}`` alike, and refuse a
-dict that spells one field both ways with different values (``give baseUrl or base_url, not
-both``). Attributes are always the snake_case names.
-
-The ``repr`` (and ``str``) of an `Options` model masks its secret values, in every spelling
-(`masked_repr_args`: the core's rule for settings, `openmolt_core.secrets.settings_secrets`):
-a field named like a secret (``token``, ``secret``, ``api_key``), every non-standard header, a
-URL's password. A model that cannot derive from `Options` uses `masked_repr_args` too.
-
-A model for a free-form dict (an integration's credential config, a provider's settings) sets
-``extra="allow"``: the fields it knows are read in either spelling, other keys are kept as
-given. `camel_keys` writes the known fields back under their camelCase names, for templates that
-read ``config.accessToken``.
-
-The memory options the loop reads live here too (`AgentMemory`, `MemoryPart`). The option
-models of the layers that read them live with those layers: `openmolt_core.agentconfig`
-(``create_agent``'s ``config`` and ``integrations``, read by the assembly) and
-`openmolt_core.integrations.config.EngineConfig` (the keys of an integration's config the HTTP
-engine reads); their old names here still import (on first use). `create_agent` and the
-``openmolt`` command's agent files use the same models, so both accept and refuse the same
-things. `parse_options` turns a validation error into a `openmolt_core.errors.ConfigurationError`
-naming the key (and the closest known one).
-
-```python
-class ProviderSettings(Options):
-	model_config = options_config(extra="allow")
-	api_key: str | None = None
-	base_url: str | None = None
-
-
-ProviderSettings.model_validate({"apiKey": "sk-..."}).api_key  # "sk-..."
-```
+`Options` and its helpers are `openmolt_core._support.optionmodels`'s, re-exported here; the
+other option models live with the layers that read them (their old names import on first use).
 """
 
 from __future__ import annotations
@@ -53,6 +20,7 @@ from openmolt_core._support.optionmodels import (  # the mechanism: a library
 	masked_repr_args,
 	options_config,
 	problems,
+	setting_problems,
 	snake_keys,
 )
 
@@ -79,8 +47,6 @@ _M = TypeVar("_M", bound="Options")
 def read_model_config(value: ModelConfig | Mapping[str, Any], where: str) -> ModelConfig:
 	"""Read a model configuration: a `ModelConfig`, or a dict of its settings.
 
-	One reading for ``create_agent(model_config=...)`` and ``agent.model_config = ...``.
-
 	Args:
 		value: What was given.
 		where: Who was given it, for the message (``create_agent``, ``agent.model_config``).
@@ -106,25 +72,8 @@ def read_model_config(value: ModelConfig | Mapping[str, Any], where: str) -> Mod
 	try:
 		return ModelConfig.model_validate(value)
 	except ValidationError as exc:
-		fields = ModelConfig.model_fields
-		unknown: list[str] = []
-		wrong: dict[str, tuple[list[str], Any]] = {}  # per key: what it must be (a union's each)
-		for error in exc.errors():
-			key = str(error["loc"][0]) if error["loc"] else ""
-			if error["type"] == "extra_forbidden":
-				from openmolt_core._support.suggest import typo_of
-
-				close = typo_of(key, fields)
-				hint = f"; did you mean {close!r}?" if close else ""
-				unknown.append(f"unknown key {key!r}{hint} (allowed: {', '.join(fields)})")
-			else:
-				must = str(error["msg"]).removeprefix("Input should be ").split(", unable")[0]
-				wrong.setdefault(key, ([], error.get("input")))[0].append(must)
-		problems = unknown + [
-			f"{key} must be {' or '.join(musts)} (got {shown(given)})"
-			for key, (musts, given) in wrong.items()
-		]
-		raise ConfigurationError(f"{where}: model_config: " + "; ".join(problems)) from None
+		found = "; ".join(setting_problems(ModelConfig, exc))
+		raise ConfigurationError(f"{where}: model_config: {found}") from None
 
 
 def parse_options(model: type[_M], value: Any, where: str) -> _M:
@@ -152,29 +101,19 @@ def parse_options(model: type[_M], value: Any, where: str) -> _M:
 
 
 class MemoryPart(Options):
-	"""One memory's initial content, and who hears its updates.
-
-	Long-term memory is each end user's: a run for a user (``agent.run(..., user=...)``) reads
-	and writes that user's, which starts empty; a run for no user reads and writes the agent's
-	own, which starts from ``data`` (docs/guides/agents.md#memory).
+	"""One memory's initial content, and who hears its updates (docs/guides/agents.md#memory).
 
 	Attributes:
 		data: The initial text (any other JSON value is written as JSON): of the agent's own
-			long-term memory, which runs for no user read (or of every run's, when ``shared``).
+			long-term memory, which runs for no user read (or every run's, when ``shared``).
 		on_update: Called (sync or async) with the new text after each update (Python only);
-			one with an ``update_id`` parameter gets the update's id too, the same when a
-			durable run calls it again after a crash (docs/guides/durable.md); one with an
-			``untrusted`` parameter is told whether the run that wrote it had read untrusted
-			content (keep it with the text, and give it back as ``untrusted``); one with a
-			``user`` parameter is told whose memory it is (the run's user; None: the agent's).
-			Long-term memory's callback without one (``**kwargs`` is not one) is not called for
-			a user's runs (it would keep that user's text as the agent's): a warning says so,
-			once.
-		untrusted: ``data`` was written by a run that had read untrusted content (what
-			``on_update`` was told): a run that starts from it starts tainted, so its outbound
-			calls go through the taint policy (docs/guides/safety.md).
+			it may take ``update_id`` (the same when a durable run calls it again), ``untrusted``
+			(the writing run had read untrusted content) and ``user`` (whose memory it is).
+			Long-term memory's callback without ``user`` is not called for a user's runs.
+		untrusted: ``data`` was written by a run that had read untrusted content: a run that
+			starts from it starts tainted (docs/guides/safety.md).
 		shared: Long-term memory only: one memory for every run of the agent, whoever it acts
-			for (what one user's run writes, another user's reads). Default: each user's own.
+			for. Default: each end user's own.
 	"""
 
 	data: Any = ""
@@ -187,8 +126,7 @@ class AgentMemory(Options):
 	"""``create_agent(memory=...)``: initial long- and short-term memory.
 
 	Attributes:
-		long_term: Memory that outlives a run (``longTerm``): text or a `MemoryPart`. Each end
-			user's own, the agent's for runs for no user; one for all with ``shared``.
+		long_term: Memory that outlives a run (``longTerm``): text or a `MemoryPart`.
 		short_term: Memory of one run (``shortTerm``).
 	"""
 
@@ -205,16 +143,14 @@ class AgentMemory(Options):
 		return self
 
 
-# The option models of the layers that read them, under their old names here (loaded on first
-# use; not in __all__: a star import does not load the assembly or the HTTP engine).
+# Names that live above the contract, under their old names here (loaded on first use; not in
+# __all__: a star import does not load them).
 _HOMES: Mapping[str, str] = {
 	"AgentConfig": "openmolt_core.agentconfig",
 	"EngineConfig": "openmolt_core.integrations.config",
 	"IntegrationCredential": "openmolt_core.agentconfig",
 	"IntegrationEntry": "openmolt_core.agentconfig",
-	# the rule every path option follows (the durable backend's store checks its file with it)
 	"path_problem": "openmolt_core._support.paths",
-	# a dict's keys in snake_case for an option class that is a dataclass: the taint policy's
 	"snake_options": "openmolt_core.taint",
 }
 

@@ -1,11 +1,7 @@
 """The maestro (system) prompt and the JSON turns the loop writes.
 
-The prompt is built once per agent and never changes during a run, and the first user turn
-(instructions, tools, then the run's input) is built once per run: together they are the
-byte-identical prefix that provider prompt caches reuse. Later turns are only appended.
-
-The command section comes from the command models (`openmolt_core.commands`): each command's
-docstring, ``example`` and ``rules``. The reply rules are those `openmolt_core._parse` applies.
+The prompt never changes during a run: with the first user turn, it is the prefix provider prompt
+caches reuse. Its commands come from `openmolt_core.commands`, its reply rules from `_parse`.
 """
 
 from __future__ import annotations
@@ -63,10 +59,8 @@ def maestro_prompt(
 		name: The agent's name.
 		output_schema: JSON Schema the finish output must match (None: any JSON value).
 		human_input: Whether to describe ``requestHumanInput`` (only when a handler is set).
-		enforced: Whether the provider constrains replies to the reply schema (structured output
-			in ``strict`` or ``partial`` mode). Then the schema already shows the model every
-			command's shape and the output schema, and the prompt leaves out the examples and
-			each command's ``shape`` lines.
+		enforced: Whether the provider constrains replies to the reply schema (``strict`` or
+			``partial``): the prompt then leaves out the examples and the ``shape`` lines.
 		approvals: Whether some tools wait for approval (adds the commands' ``approval_rules``).
 
 	Returns:

@@ -1,11 +1,11 @@
-"""What a run returns, its state (saved as JSON and resumed), and a scheduled run's record."""
+"""What a run returns, and its state (saved as JSON and resumed)."""
 
 from __future__ import annotations
 
 import json
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, get_args
 
 from openmolt_core._support import lazy_exports
@@ -22,55 +22,36 @@ __all__ = [
 ]
 
 ParkedStatus = Literal["human_input_required", "approval_required", "authorization_required"]
-"""The statuses of a parked run: it waits for someone (`RunStatus` says for whom), and
-``agent.resume(state, ...)`` goes on. A capability parks a call with one of them
-(`openmolt_core.hooks.Park`)."""
+"""The statuses of a parked run: it waits for someone (`RunStatus` says for whom)."""
 
 RunStatus = Literal[
-	"success",
-	"failure",
-	"limit_reached",
-	ParkedStatus,
-	"guardrail_tripped",
-	"error",
+	"success", "failure", "limit_reached", ParkedStatus, "guardrail_tripped", "error"
 ]
 """How a run ended.
 
 ``success`` / ``failure``: the model finished and said so. ``limit_reached``: a step, token or time
-budget ran out before it finished. ``human_input_required``: it asked a person and nobody could
-answer now (the handler raised `openmolt_core.agent.HumanInputUnavailable`); the run is parked
-and ``agent.resume(state, answer=...)`` goes on. ``approval_required``: a tool call waits for a
-decision nobody could give now (see `openmolt_core.approvals`); ``agent.resume(state,
-decision=...)`` goes on. ``authorization_required``: a tool call needs the end user's account
-(or more of its scopes) and the user has not connected it (see `openmolt_core.accounts`); once
-they have, ``agent.resume(state)`` goes on. ``guardrail_tripped``: a guardrail's tripwire stopped the run (see
-`openmolt_core.guardrails`); ``error`` says which and why, ``state.audit`` holds the verdict.
-``error``: the provider failed for good, or the run broke in an unexpected way; the state is kept
-either way.
+budget ran out. Parked, ``agent.resume(state, ...)`` goes on: ``human_input_required`` (its
+handler raised `openmolt_core.agent.HumanInputUnavailable`: ``answer=``), ``approval_required``
+(a call waits for a decision: ``decision=``), ``authorization_required`` (a call needs the end
+user's account: once connected). ``guardrail_tripped``: a guardrail stopped the run
+(`openmolt_core.guardrails`). ``error``: the provider failed for good, or the run broke; the
+state is kept either way.
 """
 
 PARKED_STATUSES: frozenset[str] = frozenset(get_args(ParkedStatus))
-"""The `ParkedStatus` values: the one list every surface reads (the run store, the servers, the
-viewer, which gets it from its page) to tell a parked run from an ended one."""
+"""The `ParkedStatus` values: the one list every surface reads to tell a parked run from an
+ended one."""
 
 SESSION_KEY = "session"
-"""``RunState.ext`` key marking a run of a session (its short-term memory is the session's): the
-session's id, written by the sessions capability as a run of it is driven (``True`` in a state
-saved before runs named their session). `RunState.session_id` reads it."""
+"""``RunState.ext`` key: the id of the session the run is a turn of (`RunState.session_id`)."""
 
 TRIGGER_KEY = "trigger"
-"""``RunState.ext`` key marking where a run came from: the trigger it was started under
-(`openmolt_core.observe.started_by`'s kind and details: ``{"kind": "chat", "where": ...,
-"sender": ...}``), written as the run starts. A process that drives the run with no trigger of its
-own (a durable worker recovering it) drives it under this one. `RunState.trigger` reads it."""
+"""``RunState.ext`` key: the trigger the run was started under (`RunState.trigger`)."""
 
 
 @dataclass(slots=True)
 class RunState:
-	"""Everything needed to resume a run: the conversation, plan, memory, usage and step count.
-
-	All of it serializes to JSON with `to_dict`, so a durable engine can store it after every step
-	and restore it with ``agent.run(input, history=state)``.
+	"""Everything needed to resume a run, as JSON (`to_dict`): ``agent.run(input, history=state)``.
 
 	Args:
 		messages: The conversation after the system prompt, oldest first.
@@ -79,48 +60,21 @@ class RunState:
 		usage: Tokens used so far.
 		steps: Model calls made so far.
 		run_id: The run's id, stable across resumes (events and durable steps carry it).
-		pending: What a parked run waits for: ``{"kind": "human_input", "message": ...,
-			"results": [...]}`` holds the question and the results of the commands that ran
-			before it in the same step. ``{"kind": "approval", "step", "calls": [...],
-			"commands": [...], "results": [...], "ignored": [...]}`` holds the calls that wait
-			for a decision (index, call key, tool, reason, rule, digest), every command of the
-			step as JSON, one result per command (null for those still to run) and the texts
-			of ignored commands. ``{"kind": "capability", ...}`` is the same step record for
-			calls a capability parked (`openmolt_core.hooks.Park`): each of its ``calls`` holds
-			``index``, ``tool``, ``by`` (the capability), ``message``, ``request`` and
-			``status``; those of ``by: "accounts"`` wait for their end user to connect an
-			account (`openmolt_core.accounts.authorization_requests`). None when the run is not
-			parked.
-		context_tokens: Input tokens of the latest model call (the prompt's size as the provider
-			counted it), for compaction.
-		compaction: What compaction summarised so far (`openmolt_core.compaction`): the original
-			first turn, the summary, the last step summarised, the file references kept.
-		seq: The events numbered so far (`openmolt_core.events.Event.seq`), so a resumed run
-			numbers its events after them.
-		loaded: Tools the run loaded (``openmolt.loadTools``, and ``openmolt.readResult`` once a
-			result was stored): callable from the step after, in this run and when resumed.
-		stored: The results stored because they were too large, in order: ``{"file":
-			"openmolt-file:...", "tool", "step", "index"}`` (see `openmolt_core.offload`).
+		pending: What a parked run waits for (None when it is not parked): ``{"kind":
+			"human_input", "message", "results"}``, or the parked step (`openmolt_core._park`).
+		context_tokens: Input tokens of the latest model call (the prompt's size), for compaction.
+		compaction: What compaction summarised so far (`openmolt_core.compaction`).
+		seq: The events numbered so far, so a resumed run numbers its events after them.
+		loaded: Tools the run loaded, callable from the step after (`openmolt_core.toolsearch`).
+		stored: The results stored because they were too large (`openmolt_core.offload`).
 		models: The model that answered each step (``provider:model``), in step order.
-		usage_by_model: Tokens and cost per model (``provider:model``); they add up to ``usage``:
-			the steps' models, and those of its sub-agents' runs, its guardrail agents' and its
-			compaction summaries (`openmolt_core._chain.spend`).
-		taint: The calls whose untrusted results reached the model (`openmolt_core.taint`):
-			``{"call", "tool", "step"}`` each, the first 20; the run is tainted when not empty.
-		audit: What guardrails and the taint policy did, oldest first (the first 200): ``{"by",
-			"stage", "action", "reason", "step"}`` and, at the tool stages, ``tool`` and ``call``.
-		ext: The capabilities' state, by capability name (`openmolt_core.hooks`): JSON each.
-			Saved only when a capability wrote some, so a run without capabilities saves
-			exactly what it did before they existed.
-		user: The end user the run acts for (``agent.run(input, user=...)``): integrations
-			bound per user use this user's credentials (`openmolt_core.accounts`). None: the
-			operator; the key is then left out of `to_dict`, so a plain run's state is unchanged.
-		caller: For a run nested in another's step (a sub-agent's, a guardrail agent's): that
-			run, ``{"run_id", "call", "agent"}`` (its id, the step the run lives in, its
-			agent's name). Such a run goes on only with its caller (``parent=``): resumed on
-			its own it would run without its caller's guardrails, budget, taint and handlers,
-			its result read by nobody, so `openmolt_core.agent.Agent.resume` refuses it.
-			None for a top-level run (left out of `to_dict`).
+		usage_by_model: Tokens and cost per model (``provider:model``), adding up to ``usage``.
+		taint: The calls whose untrusted results reached the model (`openmolt_core.taint`).
+		audit: What guardrails and the taint policy did, oldest first.
+		ext: The capabilities' state, by capability name: JSON each (saved when not empty).
+		user: The end user the run acts for (``agent.run(input, user=...)``; None: the operator).
+		caller: For a run nested in another's step: that run, ``{"run_id", "call", "agent"}``;
+			such a run goes on only with its caller (``parent=``). None for a top-level run.
 	"""
 
 	messages: list[Message] = field(default_factory=list)
@@ -145,28 +99,18 @@ class RunState:
 
 	@property
 	def tainted(self) -> bool:
-		"""Whether the run has read untrusted content (see `openmolt_core.taint`)."""
+		"""Whether the run has read untrusted content (`openmolt_core.taint`)."""
 		return bool(self.taint)
 
 	@property
 	def session_id(self) -> str | None:
-		"""The id of the session the run is a turn of (``run(input, session=...)``), or None.
-
-		The sessions capability marks it in ``ext`` (`SESSION_KEY`) before the run is driven,
-		so it is saved with the run: a durable run recovered without its session names it too.
-		None for a run of no session, or one saved before runs named theirs.
-		"""
+		"""The id of the session the run is a turn of (``run(input, session=...)``), or None."""
 		mark = self.ext.get(SESSION_KEY)
 		return mark if isinstance(mark, str) else None
 
 	@property
 	def trigger(self) -> dict[str, Any] | None:
-		"""Where the run came from (`TRIGGER_KEY`): ``{"kind": "chat", ...}``, or None.
-
-		Marked as the run starts under a trigger (`openmolt_core.observe.started_by`), so a
-		durable run recovered by another process still says a chat (or a webhook) started it.
-		None for a run started under none, or saved before runs were marked.
-		"""
+		"""Where the run came from (``{"kind": "chat", ...}``: `openmolt_core.observe`), or None."""
 		mark = self.ext.get(TRIGGER_KEY)
 		return dict(mark) if isinstance(mark, dict) and mark.get("kind") else None
 
@@ -182,14 +126,7 @@ class RunState:
 					"role": m.role,
 					"content": m.content,
 					**(
-						{
-							"attachments": [
-								{"media_type": a.media_type, "data": a.data, "name": a.name}
-								for a in m.attachments
-							]
-						}
-						if m.attachments
-						else {}
+						{"attachments": [asdict(a) for a in m.attachments]} if m.attachments else {}
 					),
 				}
 				for m in self.messages
@@ -212,8 +149,7 @@ class RunState:
 			**({"user": self.user} if self.user is not None else {}),
 			**({"caller": dict(self.caller)} if self.caller is not None else {}),
 		}
-		# a capability that kept nothing (`Capability.state` made its dict) saves nothing; a
-		# value it set, 0, False, "" and [] included, is saved as it is
+		# a capability that kept nothing saves nothing; 0, False, "" and [] are saved as they are
 		ext = {k: v for k, v in self.ext.items() if v is not None and v != {}}
 		if ext:
 			_check_ext(ext)
@@ -268,34 +204,16 @@ class RunState:
 
 
 _SAVED: dict[str, type] = {
-	"messages": list,
-	"plan": list,
-	"memory": dict,
-	"usage": dict,
-	"steps": int,
-	"run_id": str,
-	"pending": dict,
-	"context_tokens": int,
-	"compaction": dict,
-	"seq": int,
-	"loaded": list,
-	"stored": list,
-	"models": list,
-	"usage_by_model": dict,
-	"taint": list,
-	"audit": list,
-	"ext": dict,
-	"user": str,
-	"caller": dict,
-}
+	"messages": list, "plan": list, "memory": dict, "usage": dict, "steps": int, "run_id": str,
+	"pending": dict, "context_tokens": int, "compaction": dict, "seq": int, "loaded": list,
+	"stored": list, "models": list, "usage_by_model": dict, "taint": list, "audit": list,
+	"ext": dict, "user": str, "caller": dict,
+}  # fmt: skip
 """The JSON type of each field of a saved state (`RunState.to_dict`); null is none."""
 
 
 def _check_saved(data: Any) -> None:
 	"""Refuse a saved state whose fields have other types than `RunState.to_dict` writes.
-
-	A state edited by hand, or cut or mixed up in a store, would otherwise fail later, inside a
-	run, where its `ValueError` cannot name the field.
 
 	Raises:
 		ValueError: A field has another type; the message names it.
@@ -321,13 +239,8 @@ def _check_saved(data: Any) -> None:
 
 
 _PENDING: dict[str, type] = {
-	"kind": str,
-	"message": str,
-	"results": list,
-	"calls": list,
-	"commands": list,
-	"ignored": list,
-}
+	"kind": str, "message": str, "results": list, "calls": list, "commands": list, "ignored": list,
+}  # fmt: skip
 """The JSON type of each field of a parked state's ``pending`` the loop reads."""
 
 
@@ -412,8 +325,7 @@ class RunResult:
 		}
 
 
-# A scheduled run's record is the schedules' (`openmolt_core._history`), under its old names
-# here (loaded on first use; not in __all__: a star import does not load the history store).
+# Names that live above the contract, under their old names here (loaded on first use).
 __getattr__: Callable[[str], Any]
 __dir__: Callable[[], list[str]]
 __getattr__, __dir__ = lazy_exports(
@@ -421,7 +333,7 @@ __getattr__, __dir__ = lazy_exports(
 	{
 		"RecordStatus": "openmolt_core._history",
 		"RunRecord": "openmolt_core._history",
-		"waiting_for": "openmolt_core.observe",  # what a parked run waits for, for its readers
+		"waiting_for": "openmolt_core.observe",
 	},
 )
 

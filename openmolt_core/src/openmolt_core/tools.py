@@ -1,9 +1,7 @@
 """The tool contract: the `Tool` protocol, the context a tool runs in, and tools' labels.
 
-Any object with a handle, a description, schemas, scopes and ``execute`` is a `Tool`; the loop
-calls it with a `ToolContext` (the agent, the integration and its credential, the file store, the
-calling run). Tools made from Python functions (`FunctionTool`, the `tool` decorator) live in
-`openmolt_core.functiontools`; their names here import it on first use.
+Tools made from Python functions (`FunctionTool`, `tool`) are `openmolt_core.functiontools`'s;
+their names here import it on first use.
 """
 
 from __future__ import annotations
@@ -53,59 +51,39 @@ __all__ = [
 class CallingRun:
 	"""The run that calls a tool, as the tool sees it (``context.run``; None outside a run).
 
-	Sub-agents (`openmolt_core.subagents`) use it to nest their runs: their events go to the
-	calling agent's handlers, their usage is added to the calling run's.
+	A run nested in the call (``agent.run(..., parent=context.run)``) takes its id, events,
+	usage, budgets, user and capabilities from it. The loop sets `LOOP_FIELDS`; the calling
+	run's capabilities hand down the others.
 
 	Args:
 		run_id: The calling run's id.
 		call: The call's step key (``tool:<step>:<index>:<handle>``).
 		step: The calling run's step.
 		index: The call's index in the step's reply.
-		usage: Add a sub-run's usage here; the calling run adds it to its own when the call ends.
-		usage_by_model: The same per model id (a sub-run's ``usage_by_model``), added to the
-			calling run's ``usage_by_model``.
+		usage: Add a nested run's usage here; the calling run adds it to its own when the call ends.
+		usage_by_model: The same per model id.
 		wants: Whether a handler of the calling agent (or of its own callers) wants an event.
-		emit: Passes a sub-run's event to those handlers.
-		on_approval_request: An approval handler for sub-agents without one (None: the caller's).
-		cost_left: What the calling run may still spend in USD (None: no cost budget); a
-			sub-agent's run stops there too (`openmolt_core.capabilities.budget` sets it).
-		tokens_left: The tokens the calling run may still use (None: no ``max_tokens``); a
-			sub-agent's run stops there too.
-		taint: The calling run's taint records (`openmolt_core.taint`): a sub-agent called by a
-			tainted run starts tainted (the safety capability hands them down, and reads them).
-		private: Whether the calling run may hold private data (its agent has a tool labelled
-			``private``, or its own caller may): what it hands a sub-agent may be private, so
-			the sub-agent's outbound calls after untrusted content are gated as if it read
-			private data itself (the safety capability hands it down, and reads it).
-		user: The end user the calling run acts for (None: the operator); a sub-agent's run
-			acts for the same user (`openmolt_core.accounts`).
-		depth: How deep a run started with this parent nests: 1 under a top-level run; at
-			most `MAX_NESTING`.
-		caller: The calling run's context, for what the called run's capabilities take from it
-			(the approvals gate: the caller's approver).
-		capabilities: Capabilities the called run attaches to itself, besides its agent's (one
-			its agent has by name is not attached again): the calling run's capabilities hand
-			them down (`openmolt_core.hooks.Capability.hand_down`).
-		spending: Awaited by a called run after each of its model calls with its usage so far
-			(and per model), so a durable calling run keeps what the call spent before a crash
-			could interrupt it (None: nobody keeps it).
-		nesting: Awaited by a called run as it starts, with the strictest in-doubt policy of
-			what it would make again (`openmolt_core.subagents.nested_in_doubt`): a durable
-			calling run records that the call began a run its own policy does not cover (a
-			tool's code running an agent with ``parent=context.run``), and answers the policy
-			under which an earlier execution of the call, cut off by a crash, had begun one:
-			the called run does not start again then (None: nobody records it, or no run
-			began before).
-		runs: How many runs were nested in this call so far: each has an id of its own
-			(``<run id>.<step>.<index>``, then ``.2``, ``.3``... in the order they start), so
-			its calls' idempotency keys are its own, and the same when the call runs again.
+		emit: Passes a nested run's event to those handlers.
+		on_approval_request: An approval handler for nested agents without one (None: the caller's).
+		cost_left: What the calling run may still spend in USD (None: no cost budget).
+		tokens_left: The tokens the calling run may still use (None: no ``max_tokens``).
+		taint: The calling run's taint records: a nested run starts tainted (`openmolt_core.taint`).
+		private: Whether the calling run may hold private data (`openmolt_core.taint`).
+		user: The end user the calling run acts for (None: the operator).
+		depth: How deep a run started with this parent nests (1 under a top-level run).
+		caller: The calling run's context, for the nested run's capabilities.
+		capabilities: Capabilities the nested run attaches besides its agent's
+			(`openmolt_core.hooks.Capability.hand_down`).
+		spending: Awaited by a nested run after each model call with its usage so far (and per
+			model), so a durable calling run keeps it (None: nobody keeps it).
+		nesting: Awaited by a nested run as it starts, with its strictest in-doubt policy; a
+			durable calling run answers the policy under which an earlier execution of the call,
+			cut off by a crash, began one, and the run does not start again (None: none did).
+		runs: How many runs were nested in this call so far (ids ``<run id>.<step>.<index>``,
+			then ``.2``, ``.3``...: the same when the call runs again).
 		untrusted: Whether a run nested in this call read untrusted content its caller had not
-			handed down (its taint, as it ends): what the call returns may carry it, so its
-			result counts as untrusted for the calling run, whatever the tool's labels say (the
-			safety capability sets it: `openmolt_core.hooks.Capability.nested_result_labels`).
-		ended: The last states of the runs nested in this call that ended, in that order (the
-			loop adds each as it ends, whatever its end: the calling run's
-			`openmolt_core.hooks.Capability.nested_result_labels` read them).
+			handed down: the call's result then counts as untrusted.
+		ended: The last states of the runs nested in this call that ended, in that order.
 	"""
 
 	run_id: str
@@ -142,16 +120,12 @@ LOOP_FIELDS = frozenset(
 
 
 MAX_NESTING = 10
-"""The deepest runs nest (a sub-agent's sub-agent's ...): a run started deeper is refused.
-
-``create_agent`` refuses agent tools that form a cycle, but a tool that runs its own agent again
-with ``parent=context.run`` is a cycle it cannot see; each run's ``max_steps`` is its own, so
-without a cap such a chain has no end unless a cost, token or time budget stops it."""
+"""The deepest runs nest (a sub-agent's sub-agent's ...): a run started deeper is refused (a tool
+running its own agent with ``parent=context.run`` is a cycle ``create_agent`` cannot see)."""
 
 
 InDoubt = Literal["retry", "ask", "fail"]
-"""What a durable run does with a tool call found started but not finished after a crash
-(`openmolt_core._indoubt`)."""
+"""What a durable run does with a tool call found started, not finished, after a crash."""
 
 
 _STRICTNESS: tuple[InDoubt, ...] = get_args(InDoubt)  # laxest first
@@ -192,11 +166,7 @@ IDEMPOTENCY_NAMESPACE = uuid.UUID("6f0d2a4e-8c1b-5e3f-9a7d-0b4c6e8f1a2d")
 
 
 class Retries(Protocol):
-	"""How a tool's HTTP calls that may succeed later are retried (``ToolContext.retry``).
-
-	`openmolt_core.RetryPolicy` (`openmolt_core.retry`) is the one OpenMolt gives tools: the
-	instance's policy, which the HTTP engine and the built-in providers share.
-	"""
+	"""A tool's retry policy for HTTP calls (``ToolContext.retry``): `openmolt_core.RetryPolicy`."""
 
 	def retrying(
 		self,
@@ -230,12 +200,9 @@ class ToolContext:
 		files: The instance's file store: save binary results, resolve file references.
 		extras: Anything the integration or the application passes along.
 		run: The run making this call (set per call by the loop); `call_id` derives from it.
-		retry: The instance's retry policy for HTTP calls (a `Retries`: the instance's
-			`openmolt_core.retry.RetryPolicy`; None: the default one).
-		config_from_user: The config holds an end user's stored record
-			(`openmolt_core.accounts`): a host it names is theirs, not the application's, so
-			the HTTP engine checks the first request's address too (SSRF guard), as it does a
-			host the model or a document chose.
+		retry: The instance's retry policy for HTTP calls (None: the default one).
+		config_from_user: The config holds an end user's stored record: a host it names is
+			theirs, so the HTTP engine checks its address too (SSRF guard).
 	"""
 
 	agent: str
@@ -260,11 +227,7 @@ class ToolContext:
 
 	@property
 	def call_id(self) -> str:
-		"""This call's id, ``<run id>/<step key>`` (empty outside a run).
-
-		It is the same when a durable run replays the call after a crash: HTTP idempotency keys
-		derive from it (a uuid5), so a service applies a repeated call once.
-		"""
+		"""This call's id, ``<run id>/<step key>`` (empty outside a run), the same on replay."""
 		run = self.run
 		return f"{run.run_id}/{run.call}" if run is not None else ""
 
@@ -272,11 +235,9 @@ class ToolContext:
 	def idempotency_key(self) -> str:
 		"""This call's idempotency key: a UUID derived from `call_id` (a fresh one outside a run).
 
-		HTTP tools send it in their integration's idempotency header, and where a template
-		writes ``{{ call.idempotency_key }}`` (a body field, a GraphQL variable). A function tool with side
-		effects passes it to the service it calls (a payment API's ``Idempotency-Key``), or keeps
-		it to skip work already done: a durable run that replays the call after a crash gives the
-		same key, so the effect happens once where the service honours keys.
+		A durable run that replays the call after a crash gives the same key: HTTP tools send it
+		in their integration's idempotency header (templates read ``{{ call.idempotency_key }}``);
+		a function tool with side effects passes it to the service it calls.
 		"""
 		call_id = self.call_id
 		return str(uuid.uuid5(IDEMPOTENCY_NAMESPACE, call_id) if call_id else uuid.uuid4())
@@ -297,10 +258,8 @@ class Tool(Protocol):
 	scopes: Sequence[str]
 	"""The integration scopes an agent needs to see and call this tool.
 
-	A tool may also have a ``labels`` attribute (``private``, ``untrusted``, ``outbound``: see
-	`openmolt_core.taint`); it is optional, so it is not part of the protocol. A tool without
-	one (or with ``labels = None``) declares nothing and is treated as ``untrusted`` and
-	``outbound``; ``labels = ()`` declares that it does none of these.
+	A tool may also have ``labels`` (`Label`s, `openmolt_core.taint`): without them it is
+	treated as ``untrusted`` and ``outbound``; ``labels = ()`` declares none.
 	"""
 
 	async def execute(self, input: dict[str, Any], context: ToolContext) -> Any:
@@ -323,11 +282,8 @@ class Tool(Protocol):
 class NestedRunTool(Tool, Protocol):
 	"""A tool whose calls run an agent, nested in the calling run: all the kernel knows of sub-agents.
 
-	Its ``execute`` runs ``agent.run(..., parent=context.run)`` (`CallingRun`), so the nested
-	run's id, events, usage, cost and token budgets, approver, end user and taint come from the
-	calling run (a nested run of a tainted caller starts tainted); a
-	true ``spends_budget`` makes calls made at once share the calling run's cost budget.
-	``Agent.sub_agents`` lists the ``agent`` of such tools (``create_agent`` refuses a cycle).
+	Its ``execute`` runs ``agent.run(..., parent=context.run)`` (`CallingRun`); a true
+	``spends_budget`` makes calls made at once share the calling run's cost budget.
 	`openmolt_core.subagents.AgentTool` is the one ``agent.as_tool()`` makes.
 	"""
 
@@ -335,10 +291,8 @@ class NestedRunTool(Tool, Protocol):
 	"""The agent (an `openmolt_core.agent.Agent`) each call runs."""
 
 
-# labels: what a tool does with data (the taint policy reads them: `openmolt_core.taint`) ---
-
 Label = Literal["private", "untrusted", "outbound"]
-"""What a tool does with data (see `openmolt_core.taint`)."""
+"""What a tool does with data (the taint policy reads it: `openmolt_core.taint`)."""
 
 LABELS: frozenset[str] = frozenset(get_args(Label))
 """Every label."""
@@ -356,13 +310,8 @@ _NO_LABELS: frozenset[str] = frozenset()
 class LabelledResult:
 	"""A tool's result that carries labels of its own, beyond the tool's (this call only).
 
-	Most tools are described once by their labels; some know per call. The FileSystem
-	integration's ``read`` of a file a tainted run wrote returns its result as
-	``LabelledResult(value, ("untrusted",))``: that read brings untrusted content, though
-	``read`` is only ``private``. The loop unwraps it: the model reads ``value``, and the entry
-	keeps the labels under ``labels`` (journaled with it, so a replay decides the same), where
-	the taint policy reads them (`openmolt_core.taint`). Labels only add: a result cannot take
-	away its tool's.
+	The loop unwraps it: the model reads ``value``, and the entry keeps ``labels`` (journaled,
+	where the taint policy reads them). Labels only add: a result cannot take away its tool's.
 
 	Args:
 		value: The result itself.
@@ -403,13 +352,9 @@ def check_labels(labels: Iterable[str], where: str) -> tuple[Label, ...]:
 def declared_labels(bound: Any) -> frozenset[str] | None:
 	"""The labels a bound tool declares: its own ``labels`` and its integration's table.
 
-	This is the one place a tool's labels come from, whatever its source (an integration, a
-	function, an MCP server, an OpenAPI import, an agent used as a tool, a skill, a
-	capability's tool). A tool declares labels when it has a ``labels`` attribute that is not
-	None (``()`` declares that it does none of the three things) or when a key of its
-	integration's table matches it (a tool name or a shell-style pattern such as ``send*``;
-	``[]`` declares none). A tool that declares nothing gives None: the policy treats it as
-	`UNKNOWN_LABELS`.
+	The one place a tool's labels come from, whatever its source. A tool declares labels with a
+	``labels`` attribute that is not None, or when a key of its integration's table (a tool name
+	or a shell-style pattern such as ``send*``) matches it; ``()`` and ``[]`` declare none.
 
 	Args:
 		bound: The tool as an agent sees it (`openmolt_core._binding.BoundTool`: its ``tool``,
@@ -419,8 +364,7 @@ def declared_labels(bound: Any) -> frozenset[str] | None:
 		The declared labels, or None when the tool declares nothing.
 
 	Raises:
-		ConfigurationError: The tool's own ``labels`` hold something that is not a label (a
-			misspelt label must not pass for "none").
+		ConfigurationError: The tool's own ``labels`` hold something that is not a label.
 	"""
 	own = getattr(bound.tool, "labels", None)
 	table: Mapping[str, Sequence[str]] = getattr(bound.integration, "labels", None) or {}
@@ -450,11 +394,7 @@ _PATTERNS: dict[int, tuple[Mapping[str, Sequence[str]], int, tuple[str, ...]]] =
 
 
 def _patterns(table: Mapping[str, Sequence[str]]) -> tuple[str, ...]:
-	"""The keys of a labels table that are shell-style patterns, found once per table.
-
-	A table is usually one integration's, read by every agent created with it: the plain keys
-	are looked up directly, and only the patterns are matched one by one.
-	"""
+	"""The keys of a labels table that are shell-style patterns, found once per table."""
 	entry = _PATTERNS.get(id(table))
 	if entry is None or entry[0] is not table or entry[1] != len(table):
 		if len(_PATTERNS) > 1024:  # tables made on the fly (tests): keep the cache small
@@ -465,14 +405,12 @@ def _patterns(table: Mapping[str, Sequence[str]]) -> tuple[str, ...]:
 
 
 # Names that live above the contract, under their old names here (loaded on first use; not in
-# __all__: a star import does not load them): tools made from functions, and the taint policy's
-# reading of the agents nested in a run.
+# __all__: a star import does not load them).
 _HOMES: Mapping[str, str] = {
 	"ExecuteFn": "openmolt_core.functiontools",
 	"FunctionTool": "openmolt_core.functiontools",
 	"tool": "openmolt_core.functiontools",
-	"schema_of": "openmolt_core.integrations._httptool",  # the integrations' reader of schemas
-	# what the agents nested in a run do with data, and their in-doubt policy: the taint policy's
+	"schema_of": "openmolt_core.integrations._httptool",
 	"guard_agents": "openmolt_core.taint",
 	"nested_agents": "openmolt_core.taint",
 	"nested_in_doubt": "openmolt_core.taint",

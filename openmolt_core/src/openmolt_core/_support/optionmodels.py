@@ -1,11 +1,27 @@
 """Option models that accept each name in camelCase and in snake_case: the mechanism.
 
-`Options` is the base of every option model (`openmolt_core.options` describes the rules and
-re-exports these names): pydantic's alias generator gives each field its camelCase alias, a
-dict that spells one field both ways with different values is refused, and the ``repr`` masks
-the secret values (`masked_repr_args`). `problems` turns a validation error into messages that
-name each key. A library with no agent concept: pydantic models and dicts in, models, dicts and
-messages out.
+The spec writes options in camelCase (``baseUrl``), Python code in snake_case (``base_url``).
+`Options` is the base of every option model (`openmolt_core.options` re-exports these names):
+pydantic's alias generator gives each field its camelCase alias, so ``{"baseUrl": ...}`` and
+``{"base_url": ...}`` validate alike, and a dict that spells one field both ways with different
+values is refused; attributes are the snake_case names. The ``repr`` (and ``str``) masks the
+secret values in every spelling (`masked_repr_args`, which a model that cannot derive from
+`Options` uses too): a field named like a secret, every non-standard header, a URL's password.
+A model for a free-form dict (a credential config, a provider's settings) sets
+``extra="allow"``: its known fields are read in either spelling, other keys kept as given;
+`camel_keys` writes the known fields back in camelCase, for templates (``config.accessToken``).
+`problems` turns a validation error into messages that name each key.
+
+```python
+class ProviderSettings(Options):
+	model_config = options_config(extra="allow")
+	api_key: str | None = None
+
+
+ProviderSettings.model_validate({"apiKey": "sk-..."}).api_key  # "sk-..."
+```
+
+A library with no agent concept: pydantic models and dicts in, models, dicts and messages out.
 """
 
 from __future__ import annotations
@@ -23,6 +39,7 @@ __all__ = [
 	"masked_repr_args",
 	"options_config",
 	"problems",
+	"setting_problems",
 	"snake_keys",
 ]
 
@@ -200,6 +217,37 @@ def problems(model: type[Options], exc: ValidationError, where: str) -> list[str
 			text = what or f"is wrong: {error['msg']}"
 			out.append(f"{where}{path} {text}, got {shown(error.get('input'), error['loc'])}")
 	return out
+
+
+def setting_problems(model: type[BaseModel], exc: ValidationError) -> list[str]:
+	"""A validation error of a flat, closed ``model`` as messages that name each key.
+
+	An unknown key names the nearest known one and the allowed keys; a key of the wrong type
+	says what it must be (each member of a union) and what was given.
+
+	Args:
+		model: The model validated (``extra="forbid"``).
+		exc: Its validation error.
+	"""
+	from openmolt_core._support.suggest import typo_of  # loaded by an error only
+	from openmolt_core._support.words import shown
+
+	fields = model.model_fields
+	unknown: list[str] = []
+	wrong: dict[str, tuple[list[str], Any]] = {}  # per key: what it must be (a union's each)
+	for error in exc.errors():
+		key = str(error["loc"][0]) if error["loc"] else ""
+		if error["type"] == "extra_forbidden":
+			close = typo_of(key, fields)
+			hint = f"; did you mean {close!r}?" if close else ""
+			unknown.append(f"unknown key {key!r}{hint} (allowed: {', '.join(fields)})")
+		else:
+			must = str(error["msg"]).removeprefix("Input should be ").split(", unable")[0]
+			wrong.setdefault(key, ([], error.get("input")))[0].append(must)
+	return unknown + [
+		f"{key} must be {' or '.join(musts)} (got {shown(given)})"
+		for key, (musts, given) in wrong.items()
+	]
 
 
 def _nested(
