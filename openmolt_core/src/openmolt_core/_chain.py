@@ -124,7 +124,7 @@ class ModelSlot:
 		Args:
 			key: The envelope's key (its tool set's).
 			envelope: The envelope.
-			fit: Fits it to a dialect, on a miss (the agent's: `openmolt_core.hooks.Hooks.fit_reply`).
+			fit: Fits it to a dialect, on a miss (the agent's: `openmolt_core.hooks.Capability.fit_reply`).
 		"""
 		dialect = self._declared_dialect()[1]  # first: a changed dialect drops the cache
 		cache = self._fitted
