@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from openmolt_core import _instance
 from openmolt_core.errors import ConfigurationError
 
 if TYPE_CHECKING:
@@ -197,10 +198,32 @@ class OpenMolt:
 		accounts: Mapping[str, Any] | None = None,
 		secrets: Iterable[str] | Mapping[str, str] = (),
 	) -> None:
-		options = dict(locals())  # the options, each as documented above, read there
-		from openmolt_core._instance import configure
-
-		configure(options.pop("self"), **options)
+		_instance.configure(
+			self,
+			llm_providers,
+			integrations,
+			max_steps=max_steps,
+			max_cost=max_cost,
+			verbose=verbose,
+			plugins=plugins,
+			entry_points=entry_points,
+			http_client=http_client,
+			files_dir=files_dir,
+			schedule_store=schedule_store,
+			clock=clock,
+			requires_approval=requires_approval,
+			approvals=approvals,
+			run_store=run_store,
+			observers=observers,
+			durability=durability,
+			guardrails=guardrails,
+			taint_policy=taint_policy,
+			retry=retry,
+			credential_store=credential_store,
+			capabilities=capabilities,
+			accounts=accounts,
+			secrets=secrets,
+		)
 
 	@staticmethod
 	def of(agent: Agent) -> OpenMolt:
@@ -644,11 +667,36 @@ class OpenMolt:
 			ConfigurationError: An option is wrong; the message names it and the fix.
 			PluginError: The provider, an integration or a capability is not installed.
 		"""
-		options = dict(locals())  # the options, each as documented above, read there
-		del options["self"]
 		import openmolt_core.assembly as assembly  # no `from` import: it runs `_handle_fromlist`
 
-		return assembly.build_agent(self, assembly.parse_options(**options))
+		# Each keyword by name, not `**locals()`: copying the frame's locals costs 0.8 µs an agent.
+		options = assembly.parse_options(
+			name=name,
+			model=model,
+			instructions=instructions,
+			instructions_path=instructions_path,
+			model_config=model_config,
+			config=config,
+			integrations=integrations,
+			tools=tools,
+			memory=memory,
+			on_human_input_request=on_human_input_request,
+			requires_approval=requires_approval,
+			on_approval_request=on_approval_request,
+			guardrails=guardrails,
+			taint_policy=taint_policy,
+			output_schema=output_schema,
+			max_steps=max_steps,
+			max_tokens=max_tokens,
+			timeout=timeout,
+			max_cost=max_cost,
+			compaction=compaction,
+			skills=skills,
+			fallback_models=fallback_models,
+			tool_loading=tool_loading,
+			capabilities=capabilities,
+		)
+		return assembly.build_agent(self, options)
 
 	def agent_tool(
 		self,
