@@ -173,47 +173,12 @@ _specs: dict[ModuleType, dict[str, Any]] = {}
 
 
 def _dist_name(ep: metadata.EntryPoint) -> str:
-	"""The distribution of an entry point, read once per process."""
+	"""The distribution of an entry point; reading it parses the metadata, so once per process."""
 	key = (ep.group, ep.name)
 	name = _dists.get(key)
 	if name is None:
-		dist = ep.dist
-		name = _dists[key] = _named(dist) if dist else "unknown distribution"
+		name = _dists[key] = ep.dist.name if ep.dist else "unknown distribution"
 	return name
-
-
-_HEADER_NAME = frozenset(map(chr, range(33, 127))) - {":"}
-"""The characters of a header's name (`email.feedparser`'s header line: printable, no colon)."""
-
-
-def _named(dist: metadata.Distribution) -> str:
-	"""A distribution's name: its metadata's first ``Name`` header.
-
-	`metadata.Distribution.name` parses the whole file with `email`, whose parser modules a
-	process then loads for this one name (about 3 M instructions; the run of the provider that
-	was looked up needs none of it). The header is read here as that parser reads it (the
-	name is case-insensitive, the value what follows the colon, leading blanks and the line end
-	dropped); a file it might read otherwise (no ``METADATA``, a ``Name`` folded onto the next
-	line, a line that is no header before it) is left to `email`.
-	"""
-	text = dist.read_text("METADATA")
-	if text:
-		lines = text.split("\n")
-		for at, line in enumerate(lines):
-			line = line.rstrip("\r")
-			if not line:
-				break  # the headers end at the first empty line
-			head, colon, value = line.partition(":")
-			if not colon or not _HEADER_NAME.issuperset(head):
-				if line[:1] in (" ", "\t"):
-					continue  # another header's folded line
-				break  # no header line: `email` decides what it makes of it
-			if head.lower() == "name":
-				folded = at + 1 < len(lines) and lines[at + 1][:1] in (" ", "\t")
-				if not folded:
-					return value.lstrip(" \t")
-				break
-	return dist.name
 
 
 class _PluginManager(pluggy.PluginManager):
