@@ -20,7 +20,7 @@ import functools
 import json
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import anyio
 
@@ -29,7 +29,6 @@ from openmolt_core._binding import BoundTool
 from openmolt_core._chain import (
 	AgentModels,
 	ModelSlot,
-	RunModels,
 	add_by_model,
 	blocked,
 	no_room,
@@ -50,6 +49,7 @@ from openmolt_core._execute import (
 	RunEnd,
 	StepRecord,
 	answer_entry,
+	calling,
 	check,
 	in_call,
 	run_step,
@@ -1287,7 +1287,7 @@ class Agent:
 			link=link,
 			toolset=toolset,
 			hooks=hooks,
-			models=RunModels(self, state, toolset),
+			models=_RunModels(self, state, toolset),
 			owner=self,
 			began=state.seq,
 		)
@@ -2165,6 +2165,133 @@ class Agent:
 
 
 _LIMITS = Limits()
+
+
+class _RunModels:
+	"""What capabilities may ask of an agent's models during a run (`RunContext.models`).
+
+	Args:
+		agent: The agent.
+		state: The run's state.
+		toolset: The run's tool set.
+	"""
+
+	__slots__ = ("_agent", "_state", "_toolset")
+
+	def __init__(self, agent: Agent, state: RunState, toolset: ToolSet) -> None:
+		self._agent = agent
+		self._state = state
+		self._toolset = toolset
+
+	@property
+	def ids(self) -> tuple[str, ...]:
+		"""The agent's models (``provider:model``), the one each step asks first at the head."""
+		return tuple(self._agent.models)
+
+	def request(self, model: str) -> ModelRequest:
+		"""The request of the model call in progress, built for the agent's model ``model``."""
+		call = calling(self._state)
+		if call is None:
+			raise ConfigurationError(
+				"run.models.request: no call of the agent's models is in progress; ask for it "
+				"in Capability.wrap_model, around a call of the agent's models"
+			)
+		return call.build(model)
+
+	def fitted(self, model: str) -> FittedSchema:
+		"""The reply schema fitted to ``model``'s dialect at the coming step (`ModelAccess.fitted`)."""
+		return self._agent._model(model).fitted(
+			*self._toolset.envelope(self._state), self._agent._fit
+		)
+
+	@property
+	def config(self) -> ModelConfig:
+		"""The agent's model configuration."""
+		return self._agent.model_config
+
+	def config_for(self, provider: str) -> ModelConfig:
+		"""The model configuration a request to ``provider`` carries (`ModelAccess.config_for`)."""
+		return self._agent._config_for(provider)
+
+	def system(self) -> str:
+		"""The system prompt the first model gets at the coming step."""
+		return self._agent._system(self._state, self._agent._models.primary)
+
+	def primary(self) -> tuple[LLMProvider, str, str]:
+		"""The first model: its provider, its name, and its system prompt (without what a step adds)."""
+		slot = self._agent._models.primary
+		return slot.provider(), slot.model, self._agent._prompt_for(slot)
+
+	def chain(self) -> tuple[tuple[LLMProvider, str, str], ...]:
+		"""Every model that may answer a step, the first first: provider, name, system prompt."""
+		agent = self._agent
+		return tuple((s.provider(), s.model, agent._prompt_for(s)) for s in agent._models.slots)
+
+	def context_window(self, model: str | None = None) -> int | None:
+		"""The context window a call's prompt must fit (`ModelAccess.context_window`)."""
+		models = self._agent._models
+		return (
+			models.context_window() if model is None else self._agent._model(model).context_window()
+		)
+
+	def own(self, run: Run) -> tuple[LLMProvider, str]:
+		"""The agent's models as one provider for a capability's own call (`ModelAccess.own`)."""
+		agent = self._agent
+		ctx = cast("RunContext", run)
+		seq = ctx.reserve_events(ctx.hooks.model_call_events)
+		return _OwnCall(agent, ctx, seq), agent.model
+
+	def price(self, response: ModelResponse) -> None:
+		"""Price a response of the agent's own models, part by part (`ModelAccess.price`)."""
+		models = self._agent._models
+		if response.usage_by_model:
+			for model_id, usage in response.usage_by_model.items():
+				part = models.slot(model_id)
+				_cost.price_call(part.provider(), part.model, usage)
+			response.usage = total_usage(response.usage_by_model.values())
+			return
+		slot = models.slot(response.model)
+		_cost.price_call(slot.provider(), slot.model, response.usage)
+
+
+class _OwnCall:
+	"""The agent's models as a provider for a capability's own call (`_RunModels.own`).
+
+	A call goes to the first model through the capabilities' ``wrap_model`` hooks; a request
+	they ask for another model (``run.models.request``) is the same with that model's name.
+
+	Args:
+		agent: The agent.
+		ctx: The run.
+		seq: The first of the event numbers its calls' hooks use.
+	"""
+
+	__slots__ = ("_agent", "_ctx", "_seq", "name")
+
+	def __init__(self, agent: Agent, ctx: RunContext, seq: int) -> None:
+		self.name: str = agent._models.primary.provider_name or "custom"
+		self._agent = agent
+		self._ctx = ctx
+		self._seq = seq
+
+	async def generate(self, request: ModelRequest) -> ModelResponse:
+		"""Send the request to the agent's first model, inside the capabilities' hooks."""
+		from dataclasses import replace
+
+		agent = self._agent
+		primary = agent._models.primary
+
+		config = request.config
+
+		def build(model: str) -> ModelRequest:
+			slot = agent._model(model)
+			own = (
+				agent._config_for(split_id(slot.id)[0]) if config is agent.model_config else config
+			)
+			return replace(request, model=slot.model, model_id=slot.id, config=own)
+
+		request = build(primary.id)
+		return await agent._send(self._ctx, primary, build, self._seq, request)
 
 
 def hand_up(link: CallingRun | None, state: RunState) -> None:
