@@ -41,7 +41,6 @@ PLAIN_MODULES = [
 	"openmolt_core._cost",
 	"openmolt_core._emitter",
 	"openmolt_core._execute",
-	"openmolt_core._instance",
 	"openmolt_core._parse",
 	"openmolt_core._support",
 	"openmolt_core._support.jsonsafe",

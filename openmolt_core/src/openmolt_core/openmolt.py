@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from openmolt_core import _instance
 from openmolt_core.errors import ConfigurationError
 
 if TYPE_CHECKING:
@@ -55,6 +55,30 @@ __all__ = ["OpenMolt"]
 
 _MAKING = threading.RLock()
 """Held while an instance's file store is made on first use."""
+
+
+def _settings(option: str, value: object, example: str) -> dict[str, dict[str, Any]]:
+	"""``llm_providers`` or ``integrations``: settings by name, each a dict (copied).
+
+	Raises:
+		ConfigurationError: It, or one name's settings, is not a dict; the message shows the form.
+	"""
+	if value is None:
+		return {}
+	if not isinstance(value, Mapping):
+		raise ConfigurationError(
+			f"OpenMolt: {option} must be a dict of settings by name, e.g. {example}; got "
+			f"{type(value).__name__}"
+		)
+	out: dict[str, dict[str, Any]] = {}
+	for name, settings in value.items():
+		if not isinstance(settings, Mapping):
+			raise ConfigurationError(
+				f"OpenMolt: {option}[{name!r}] must be a dict of settings, e.g. {example}; got "
+				f"{type(settings).__name__}"
+			)
+		out[name] = dict(settings)
+	return out
 
 
 class OpenMolt:
@@ -123,54 +147,6 @@ class OpenMolt:
 			A mapping gives its values (``{"db": password}``), not its names.
 	"""
 
-	llm_providers: dict[str, dict[str, Any]]
-	"""Settings per provider name (``llm_providers``, copied)."""
-	integration_configs: dict[str, dict[str, Any]]
-	"""Config per integration id (``integrations``, copied)."""
-	secrets: SecretSet
-	"""Every secret this instance knows (`openmolt_core.secrets`): provider keys, integration
-	credentials, MCP and bot secrets. Every agent's redactor, the run store, the events, the
-	viewer, telemetry and the logging filter read it; add what else must never show."""
-	max_steps: int
-	"""The default step budget of each agent."""
-	max_cost: float | None
-	"""The default cost budget of each agent's runs, in USD (None: none)."""
-	verbose: bool
-	"""Whether this instance's agents log each step to stderr."""
-	observers: list[RunObserver]
-	"""What hears every run (`openmolt_core.observe`); empty by default."""
-	run_store: RunStore | None
-	"""The run store given as ``run_store``, if any (it is also one of the observers)."""
-	# Set by `openmolt_core._instance.configure`; read by the assembly (`assembly.Facade`).
-	_retry: RetryPolicy | None
-	_plugin_options: tuple[tuple[object, ...], bool]
-	_plugins: Plugins | None
-	_http: httpx.AsyncClient | None
-	_own_http: bool
-	_transport: PooledTransport | None
-	_files_dir: str | Path | None
-	_files: FileStore | None
-	_default_credential_store: bool
-	_credential_store: CredentialStore | None
-	_accounts_options: dict[str, Any]
-	_accounts: Accounts | None
-	_store_option: CredentialStore | str | Path | bool | None
-	_tool_sources: dict[int, Any]
-	_providers: dict[str, LLMProvider]
-	_prepared: set[tuple[Any, ...]]
-	_prepare_lock: Any
-	_scheduler_options: tuple[Clock | None, str | Path | None]
-	_scheduler: Scheduler | None
-	_task_group: TaskGroup | None
-	_approval_rules: bool | str | Sequence[str] | None
-	_approvals: Approvals | None
-	_durability_config: DurabilityConfig | None
-	_durability: DurabilityBackend | None
-	_guardrails: tuple[Guardrail, ...]
-	_capabilities: tuple[CapabilityEntry, ...]
-	_taint_policy: TaintPolicy | Mapping[str, Any] | str | bool | None
-	_shared: Shared | None
-
 	def __init__(
 		self,
 		llm_providers: Mapping[str, Mapping[str, Any]] | None = None,
@@ -198,32 +174,115 @@ class OpenMolt:
 		accounts: Mapping[str, Any] | None = None,
 		secrets: Iterable[str] | Mapping[str, str] = (),
 	) -> None:
-		_instance.configure(
-			self,
-			llm_providers,
-			integrations,
-			max_steps=max_steps,
-			max_cost=max_cost,
-			verbose=verbose,
-			plugins=plugins,
-			entry_points=entry_points,
-			http_client=http_client,
-			files_dir=files_dir,
-			schedule_store=schedule_store,
-			clock=clock,
-			requires_approval=requires_approval,
-			approvals=approvals,
-			run_store=run_store,
-			observers=observers,
-			durability=durability,
-			guardrails=guardrails,
-			taint_policy=taint_policy,
-			retry=retry,
-			credential_store=credential_store,
-			capabilities=capabilities,
-			accounts=accounts,
-			secrets=secrets,
+		if not isinstance(max_steps, int) or isinstance(max_steps, bool) or max_steps < 1:
+			raise ConfigurationError(
+				f"OpenMolt: max_steps must be a whole number >= 1, got {max_steps!r}"
+			)
+		self.llm_providers: dict[str, dict[str, Any]] = _settings(
+			"llm_providers", llm_providers, "{'openai': {'api_key': ...}}"
 		)
+		self.integration_configs: dict[str, dict[str, Any]] = _settings(
+			"integrations", integrations, "{'slack': {'token': ...}}"
+		)
+		for option, path in (
+			("files_dir", files_dir),
+			("schedule_store", schedule_store),
+			("run_store", run_store),
+		):
+			if path is not None:
+				from openmolt_core._support.paths import path_problem
+
+				problem = path_problem(path)
+				if problem is not None:
+					raise ConfigurationError(f"OpenMolt: {option} must be a path {problem}")
+		if http_client is not None:
+			httpx_module = sys.modules.get("httpx")  # a client exists only once httpx is imported
+			if httpx_module is None or not isinstance(http_client, httpx_module.AsyncClient):
+				raise ConfigurationError(
+					"OpenMolt: http_client must be an httpx.AsyncClient (not a sync httpx.Client), "
+					f"got {type(http_client).__name__}"
+				)
+			from openmolt_core.integrations._client import keep_no_cookies
+
+			keep_no_cookies(http_client)  # shared by every user: one's cookie is never another's
+		from openmolt_core._support.secretset import SecretSet, registered_keys
+
+		self.secrets: SecretSet = SecretSet()
+		"""Every secret this instance knows (`openmolt_core.secrets`): provider keys, integration
+		credentials, MCP and bot secrets. Every agent's redactor, the run store, the events, the
+		viewer, telemetry and the logging filter read it; add what else must never show."""
+		self.secrets.add_once(self._found_secrets)  # read at first use: creating stays cheap
+		if secrets:
+			if isinstance(secrets, str):
+				secrets = [secrets]
+			elif isinstance(secrets, Mapping):  # names to values: the values are the secrets
+				secrets = secrets.values()
+			self.secrets.add(*secrets)
+		self.secrets.add_source(registered_keys)  # the keys given in code (`register_key`)
+		self.max_steps = max_steps
+		if max_cost is not None:
+			from openmolt_core.assembly import check_cost
+
+			check_cost(max_cost, "OpenMolt")
+		self.max_cost: float | None = max_cost
+		self.verbose = verbose
+		self._retry: RetryPolicy | None = None  # None: the default, read at first use
+		if retry is not None:  # checked now: a wrong option fails here
+			from openmolt_core.retry import retry_policy
+
+			self._retry = retry_policy(retry)
+		self._plugin_options = (tuple(plugins), entry_points)
+		self._plugins: Plugins | None = None
+		self._http = http_client
+		self._own_http = http_client is None
+		self._transport: PooledTransport | None = None  # the pool of the client made here
+		self._files_dir = files_dir
+		self._files: FileStore | None = None
+		# The default store is a file lookup: made at first use (`credential_store`), not here.
+		self._default_credential_store = credential_store is None
+		self._credential_store: CredentialStore | None = None
+		if credential_store is not None:
+			from openmolt_core.credstore import store_of
+
+			self._credential_store = store_of(credential_store)
+		self.secrets.add_once(self._stored_secrets)
+		self._accounts_options = dict(accounts or {})
+		self._accounts: Accounts | None = None
+		self._store_option = credential_store
+		self._tool_sources: dict[int, Any] = {}  # tool sources (MCP servers) agents use; see aclose
+		self._providers: dict[str, LLMProvider] = {}
+		self._prepared: set[tuple[Any, ...]] = set()
+		self._prepare_lock: Any = None
+		self._scheduler_options = (clock, schedule_store)
+		self._scheduler: Scheduler | None = None
+		self._task_group: TaskGroup | None = None
+		self._approval_rules = requires_approval
+		self._approvals = approvals
+		self.observers: list[RunObserver] = list(observers)
+		"""What hears every run (`openmolt_core.observe`); empty by default."""
+		self.run_store: RunStore | None = None
+		"""The run store given as ``run_store``, if any (it is also one of the observers)."""
+		if run_store is not None:
+			from openmolt_core.runstore import RunStore
+
+			self.run_store = RunStore(run_store)
+			self.observers.append(self.run_store)
+		self._durability_config = durability
+		self._durability: DurabilityBackend | None = None
+		# The instance's options for its agents, read here (`openmolt_core.assembly`).
+		self._guardrails: tuple[Guardrail, ...] = ()
+		self._capabilities: tuple[CapabilityEntry, ...] = ()
+		if guardrails or capabilities:
+			from openmolt_core.assembly import parse_capabilities, parse_guardrails
+
+			self._guardrails = parse_guardrails(guardrails, "OpenMolt")
+			self._capabilities = parse_capabilities(capabilities, "OpenMolt")
+		self._taint_policy = taint_policy
+		self._shared: Shared | None = None  # what its agents share, made with the first one
+		if verbose:
+			from openmolt_core import _verbose
+
+			_verbose.enable()
 
 	@staticmethod
 	def of(agent: Agent) -> OpenMolt:
@@ -669,7 +728,6 @@ class OpenMolt:
 		"""
 		import openmolt_core.assembly as assembly  # no `from` import: it runs `_handle_fromlist`
 
-		# Each keyword by name, not `**locals()`: copying the frame's locals costs 0.8 µs an agent.
 		options = assembly.parse_options(
 			name=name,
 			model=model,
