@@ -105,3 +105,44 @@ async def test_gemini_flash_names_its_audio_price() -> None:
 	local = GeminiProvider({"api_key": "k", "base_url": "http://127.0.0.1:9/v1"}, httpx.AsyncClient)
 	assert local.audio_price("gemini-2.5-flash") is None
 	assert OpenAIProvider({"api_key": "k"}, httpx.AsyncClient).audio_price("gpt-5") is None
+
+
+class Speaking(ScriptedModel):
+	"""A scripted model whose spoken output has its own price (as ``gpt-audio``'s has)."""
+
+	def spoken_price(self, model: str) -> float | None:
+		return 1000.0
+
+
+@pytest.mark.parametrize(("model_class", "told"), [(Speaking, True), (ScriptedModel, False)])
+async def test_a_model_that_can_speak_has_its_output_estimated_at_the_spoken_price(
+	model_class, told
+) -> None:
+	"""1,000 output tokens at the spoken price (1000 a million) is $1, past a $0.5 budget: the call
+	is told it is the last; at the text output price (1 a million), $0.001, it is not."""
+	model = model_class([finish("x")], price=(0.0, 0.0, 1.0, None))
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(
+		name="Speaker", model=model, max_cost=0.5, model_config={"max_output_tokens": 1000}
+	)
+	await agent.run("Say hello.")
+	assert ("cost budget" in (notices(model)[0] or "")) is told
+
+
+def test_the_providers_name_the_spoken_price_of_the_models_that_speak() -> None:
+	"""gpt-audio speaks at 64 a million (text output 10); gpt-5 and Gemini 2.5 Flash have no
+	spoken price; behind another server, none."""
+	import httpx
+
+	from openmolt_providers.gemini import GeminiProvider
+	from openmolt_providers.openai import OpenAIProvider
+
+	openai = OpenAIProvider({"api_key": "k"}, httpx.AsyncClient)
+	assert openai.spoken_price("gpt-audio") == pytest.approx(64.0)
+	assert openai.spoken_price("gpt-4o-mini-audio-preview") == pytest.approx(20.0)
+	assert openai.spoken_price("gpt-5") is None
+	assert (
+		GeminiProvider({"api_key": "k"}, httpx.AsyncClient).spoken_price("gemini-2.5-flash") is None
+	)
+	local = OpenAIProvider({"api_key": "k", "base_url": "http://127.0.0.1:9/v1"}, httpx.AsyncClient)
+	assert local.spoken_price("gpt-audio") is None

@@ -3,8 +3,8 @@
 Prices come from the provider: a provider that knows them has ``price(model)`` returning
 ``(input, cached input, output, cache write)`` in USD per million tokens, and may have
 ``price_at(model, prompt_tokens)``, the price a prompt of that size pays (a long-context tier),
-and ``audio_price(model)``, the price of audio input where the model has one of its own: the
-budget's estimate of the coming call reads both (the providers of ``openmolt-providers`` read
+``audio_price(model)`` and ``spoken_price(model)``, the prices of audio input and output where the
+model has its own: the budget's estimate of the coming call reads them (the providers of ``openmolt-providers`` read
 the genai-prices table; `openmolt_core.testing.ScriptedModel` takes ``price=``). A call's cost
 is the provider's own ``usage.cost_usd`` when it reports one, else computed here from that
 price. A reply whose usage names no token at all (a server or proxy that
@@ -31,6 +31,7 @@ __all__ = [
 	"estimate_tokens",
 	"price_call",
 	"price_of",
+	"spoken_price_of",
 ]
 
 Price = tuple[float, float, float, float | None]
@@ -73,6 +74,21 @@ def audio_price_of(provider: Any, model: str) -> float | None:
 		model: The model.
 	"""
 	at = getattr(provider, "audio_price", None)
+	value = at(model) if callable(at) else None
+	return None if value is None else float(value)
+
+
+def spoken_price_of(provider: Any, model: str) -> float | None:
+	"""The provider's price of a model's audio output (USD per million tokens), or None.
+
+	From the provider's optional ``spoken_price(model)`` (``gpt-audio``, Gemini's live models);
+	None when it has none.
+
+	Args:
+		provider: The provider.
+		model: The model.
+	"""
+	at = getattr(provider, "spoken_price", None)
 	value = at(model) if callable(at) else None
 	return None if value is None else float(value)
 

@@ -328,6 +328,23 @@ class HTTPProvider:
 
 		return audio_price_for(self.vendor, model)
 
+	def spoken_price(self, model: str) -> float | None:
+		"""The price of the model's audio output in USD per million tokens, where it has its own.
+
+		None when it has none (it does not speak, or its audio costs the output price), the price
+		is unknown, or the calls go to another server than the vendor's (`price`). The budget
+		(``max_cost``) estimates the output of a model that can speak at it (``gpt-audio``: 64
+		a million where text is 10).
+
+		Args:
+			model: The model name.
+		"""
+		if not self.official:
+			return None
+		from openmolt_providers._prices import spoken_price_for
+
+		return spoken_price_for(self.vendor, model)
+
 	def cost(
 		self,
 		model: str,

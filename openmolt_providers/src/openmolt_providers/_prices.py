@@ -95,6 +95,20 @@ def audio_price_for(provider: str, model: str) -> float | None:
 	return heard[0] * _premium.get((provider, model), 1.0) if heard is not None else None
 
 
+def spoken_price_for(provider: str, model: str) -> float | None:
+	"""The price of a model's audio output per million tokens where it has its own (`AUDIO`), or None.
+
+	Args:
+		provider: ``openai``, ``anthropic`` or ``google``.
+		model: The model id.
+	"""
+	found = _found(provider, model)
+	said = AUDIO.get(provider, {}).get(found[0]) if found is not None else None
+	if said is None or said[2] is None:
+		return None
+	return said[2] * _premium.get((provider, model), 1.0)
+
+
 def _found(provider: str, model: str) -> tuple[str, Price] | None:
 	"""The genai-prices id a model id is priced as, and its base price; None when unknown."""
 	key = (provider, model)

@@ -9,7 +9,8 @@ fails closed rather than count it as free; and tells the model its
 call is the last when the call is expected to reach it: its request's size (characters / 4, or the
 last prompt as the provider counted it, its images and audio included, and the turns since) at the
 dearest input price (a cache write's, or audio's when the prompt holds audio) plus the model's
-``max_output_tokens`` (or `ASSUMED_OUTPUT_TOKENS`) at the output price
+``max_output_tokens`` (or `ASSUMED_OUTPUT_TOKENS`) at the output price (a spoken reply's when the
+model can speak: ``gpt-audio``)
 (`openmolt_core._cost` prices the calls), at the dearest model that may answer it (an agent's
 fallback models serve a step its first model fails). Both end the run with ``limit_reached``.
 
@@ -31,7 +32,7 @@ import functools
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from openmolt_core._cost import Price, audio_price_of, estimate_tokens, price_of
+from openmolt_core._cost import Price, audio_price_of, estimate_tokens, price_of, spoken_price_of
 from openmolt_core.hooks import Capability, Run, Stop, ToolSpec
 
 if TYPE_CHECKING:
@@ -60,7 +61,11 @@ def usd(amount: float) -> str:
 
 
 def estimate(
-	price: Price, input_tokens: int, output_tokens: int | None, audio: float | None = None
+	price: Price,
+	input_tokens: int,
+	output_tokens: int | None,
+	audio: float | None = None,
+	spoken: float | None = None,
 ) -> float:
 	"""What the next call is expected to cost: its request at its dearest input price, and output.
 
@@ -75,10 +80,14 @@ def estimate(
 		output_tokens: The model's ``max_output_tokens`` (None: `ASSUMED_OUTPUT_TOKENS`).
 		audio: The model's price of audio input when the prompt holds audio (None: none, or the
 			model has no price of its own for it).
+		spoken: The model's price of audio output (None: it has none). Whether the reply will be
+			spoken is known only after the call, so a model that can speak has its output
+			estimated at the dearer of the two prices.
 	"""
 	inp, _, out, write = price
 	dearest = max(inp, write or 0.0, audio or 0.0)
-	return (input_tokens * dearest + (output_tokens or ASSUMED_OUTPUT_TOKENS) * out) / 1e6
+	said = max(out, spoken or 0.0)
+	return (input_tokens * dearest + (output_tokens or ASSUMED_OUTPUT_TOKENS) * said) / 1e6
 
 
 def spends_budget(tool: Any) -> bool:
@@ -227,7 +236,8 @@ def _expected(state: RunState, models: ModelAccess) -> float | None:
 		price = price_of(provider, model, prompt)  # past a long-context threshold: its tier's
 		if price is None:
 			continue
-		cost = estimate(price, prompt, most, audio_price_of(provider, model) if heard else None)
+		audio = audio_price_of(provider, model) if heard else None
+		cost = estimate(price, prompt, most, audio, spoken_price_of(provider, model))
 		if expected is None or cost > expected:
 			expected = cost
 	return expected
