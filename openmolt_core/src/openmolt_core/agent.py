@@ -2081,16 +2081,11 @@ class Agent:
 	# schedules ----------------------------------------------------------------------------
 
 	def schedule(self, spec: Mapping[str, Any] | ScheduleLike) -> str:
-		"""Run this agent on a timetable kept by its OpenMolt instance (see `openmolt_core.schedule`).
-
-		Runs start once the instance serves its schedules (``async with om:``, ``om.start(tg)``
-		or the ``openmolt`` command).
+		"""Run this agent on a timetable kept by its OpenMolt instance, once it serves them.
 
 		Args:
-			spec: ``{"type": "interval", "value": seconds}``, ``{"type": "daily", "hour": 14,
-				"minute": 0, "dayOfWeek": [1, 3], "timeZone": "Europe/Paris"}`` or
-				``{"type": "cron", "expression": "0 9 * * 1-5"}``; plus optional ``id``,
-				``input``, ``missedRuns`` (``skip`` or ``run_once``) and ``paused``.
+			spec: A schedule (``{"type": "interval", "value": seconds}``, ``daily``, ``cron``,
+				with their options: `openmolt_core.schedule`), or a `ScheduleLike` object.
 
 		Returns:
 			The schedule id, for `cancel_schedule` and ``om.scheduler.get``.
