@@ -146,3 +146,13 @@ def test_the_providers_name_the_spoken_price_of_the_models_that_speak() -> None:
 	)
 	local = OpenAIProvider({"api_key": "k", "base_url": "http://127.0.0.1:9/v1"}, httpx.AsyncClient)
 	assert local.spoken_price("gpt-audio") is None
+
+
+def test_the_audio_prices_keep_their_old_names_in_cost() -> None:
+	"""`_cost`'s old names of the audio prices give the budget's own functions, on first use."""
+	from openmolt_core import _cost
+	from openmolt_core.capabilities import budget
+
+	assert _cost.audio_price_of is budget.audio_price_of
+	assert _cost.spoken_price_of is budget.spoken_price_of
+	assert _cost.audio_price_of.__module__ == budget.__name__  # defined once, in its home

@@ -1,16 +1,12 @@
 """The cost of model calls (USD): model prices, the cost of a call, the size of a prompt.
 
-Prices come from the provider: a provider that knows them has ``price(model)`` returning
-``(input, cached input, output, cache write)`` in USD per million tokens, and may have
-``price_at(model, prompt_tokens)``, the price a prompt of that size pays (a long-context tier),
-``audio_price(model)`` and ``spoken_price(model)``, the prices of audio input and output where the
-model has its own: the budget's estimate of the coming call reads them (the providers of ``openmolt-providers`` read
-the genai-prices table; `openmolt_core.testing.ScriptedModel` takes ``price=``). A call's cost
-is the provider's own ``usage.cost_usd`` when it reports one, else computed here from that
-price. A reply whose usage names no token at all (a server or proxy that
-reports none) is counted from its size (characters / 4, `counted`), so ``max_tokens`` and
-``max_cost`` (`openmolt_core.capabilities.budget`, which estimates the next call) hold for it
-too: it is never free.
+Prices come from the provider's ``price(model)``: ``(input, cached input, output, cache write)``
+in USD per million tokens (``price_at(model, prompt_tokens)``: a long-context tier; the providers
+of ``openmolt-providers`` read the genai-prices table, `openmolt_core.testing.ScriptedModel` takes
+``price=``). A call's cost is the provider's own ``usage.cost_usd`` when it reports one, else
+computed here; a reply whose usage names no token is counted from its size (`counted`), so
+budgets hold for it too. The prices of audio in and out are the budget's
+(`openmolt_core.capabilities.budget`).
 """
 
 from __future__ import annotations
@@ -25,13 +21,11 @@ if TYPE_CHECKING:
 
 __all__ = [
 	"Price",
-	"audio_price_of",
 	"call_cost",
 	"counted",
 	"estimate_tokens",
 	"price_call",
 	"price_of",
-	"spoken_price_of",
 ]
 
 Price = tuple[float, float, float, float | None]
@@ -60,37 +54,6 @@ def price_of(provider: Any, model: str, prompt_tokens: int | None = None) -> Pri
 		return None
 	inp, cached, out, *rest = value
 	return (float(inp), float(cached), float(out), rest[0] if rest else None)
-
-
-def audio_price_of(provider: Any, model: str) -> float | None:
-	"""The provider's price of a model's audio input (USD per million tokens), or None.
-
-	From the provider's optional ``audio_price(model)`` (the providers of
-	``openmolt-providers``: Gemini Flash prices audio apart from text); None when it has none, or
-	the model's audio costs its input price.
-
-	Args:
-		provider: The provider.
-		model: The model.
-	"""
-	at = getattr(provider, "audio_price", None)
-	value = at(model) if callable(at) else None
-	return None if value is None else float(value)
-
-
-def spoken_price_of(provider: Any, model: str) -> float | None:
-	"""The provider's price of a model's audio output (USD per million tokens), or None.
-
-	From the provider's optional ``spoken_price(model)`` (``gpt-audio``, Gemini's live models);
-	None when it has none.
-
-	Args:
-		provider: The provider.
-		model: The model.
-	"""
-	at = getattr(provider, "spoken_price", None)
-	value = at(model) if callable(at) else None
-	return None if value is None else float(value)
 
 
 def call_cost(price: Price, usage: Usage) -> float:
@@ -141,9 +104,9 @@ def estimate_tokens(messages: list[Message], system: str = "") -> int:
 	return (len(system) + sum(len(m.content) for m in messages)) // 4
 
 
-# The price check of an agent given ``max_cost`` is `openmolt_core._pricecheck`'s (the assembly
-# reads prices when it builds the agent), the budget's estimate and messages the budget capability's: their names here
-# are their old ones, loaded on first use.
+# The price check of an agent given ``max_cost`` is `openmolt_core._pricecheck`'s, the budget's
+# estimate, prices of audio and messages the budget capability's: their names here are their old
+# ones, loaded on first use.
 _BUDGET = "openmolt_core.capabilities.budget"
 _HOMES = {
 	"ASSUMED_OUTPUT_TOKENS": _BUDGET,
@@ -151,6 +114,8 @@ _HOMES = {
 	"share": _BUDGET,
 	"spends_budget": _BUDGET,
 	"usd": _BUDGET,
+	"audio_price_of": _BUDGET,  # only the budget's estimate prices audio apart
+	"spoken_price_of": _BUDGET,
 	"Model": "openmolt_core._pricecheck",
 	"OtherModel": "openmolt_core._pricecheck",
 	"check_prices": "openmolt_core._pricecheck",

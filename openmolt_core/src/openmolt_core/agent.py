@@ -1,16 +1,9 @@
 """The agent and its loop: ask the model, run its commands, feed the results back, until finish.
 
-One step is one model call followed by the commands of its reply. The history is append-only:
-the system prompt and the first user turn (instructions, tools, input) never change during a run,
-and each step appends the model's cleaned reply and one user turn with the results.
-
-Budgets (docs/guides/budgets.md): ``max_steps`` is the most model calls a run makes, the last one
-told it is the last; ``timeout`` bounds the whole run and ends it with ``limit_reached`` the moment
-it runs out. Other limits are capabilities' (`Capability.before_step`, `Capability.last_step`).
-
-Whatever happens, the state stays a valid conversation: a cancelled or timed-out step records its
-unfinished calls as interrupted, a parked question waits in ``state.pending``, and every ending
-leaves the state on ``agent.last_state`` (and on a `RunError`).
+One step is one model call and the commands of its reply; the history is append-only (the first
+turn never changes). The loop's own budgets are ``max_steps`` and ``timeout``
+(docs/guides/budgets.md; other limits are capabilities'). Whatever happens, the state stays a
+valid conversation, left on ``agent.last_state`` (and on a `RunError`).
 """
 
 from __future__ import annotations
@@ -192,23 +185,11 @@ class Instance(Protocol):
 		description: str | None = None,
 		input_schema: dict[str, Any] | None = None,
 	) -> NestedRunTool:
-		"""An agent as a tool for another agent (``agent.as_tool``).
-
-		Args:
-			agent: The agent each call runs.
-			name: The tool's handle.
-			description: What it does, for the calling model.
-			input_schema: The tool's input.
-		"""
+		"""An agent as a tool for another agent (``agent.as_tool``, whose arguments these are)."""
 		...
 
 	async def prepare(self, *, provider: str | None = None, http_tools: bool = False) -> None:
-		"""Load what a first run needs, off the event loop.
-
-		Args:
-			provider: The provider prefix the agent's model names, if any.
-			http_tools: Whether the agent has HTTP tools.
-		"""
+		"""Load what a first run needs (a ``provider`` by prefix, the HTTP stack), off the event loop."""
 		...
 
 
@@ -267,24 +248,13 @@ class Schedules(Protocol):
 	"""What keeps an instance's schedules (`openmolt_core.scheduler.Scheduler`)."""
 
 	def add(self, agent: Agent, spec: Any) -> Scheduled:
-		"""Add a schedule for an agent.
-
-		Args:
-			agent: The agent it runs.
-			spec: A schedule dict or a `ScheduleLike` object, which the scheduler validates.
-		"""
+		"""Add a schedule (a dict or a `ScheduleLike`, which the scheduler validates) for ``agent``."""
 		...
 
 	def cancel(
 		self, schedule_id: str, *, cancel_running: bool = False, agent: Agent | None = None
 	) -> None:
-		"""Remove a schedule (``agent``: only if it is that agent's).
-
-		Args:
-			schedule_id: Its id.
-			cancel_running: Also cancel its run in flight.
-			agent: The agent it must belong to.
-		"""
+		"""Remove a schedule (``agent``: only if it is that agent's; ``cancel_running``: its run too)."""
 		...
 
 
@@ -503,14 +473,9 @@ class Agent:
 	def model_config(self, value: ModelConfig | Mapping[str, Any]) -> None:
 		from openmolt_core.options import read_model_config
 
-		where = "agent.model_config"
-		config = read_model_config(value, where)
-		before, self._model_config = self._model_config, config
-
-		def undo() -> None:
-			self._model_config = before
-
-		self._rechecked(where, undo)
+		before = self._model_config
+		self._model_config = read_model_config(value, "agent.model_config")
+		self._rechecked("agent.model_config", _model_config=before)
 
 	@property
 	def compaction(self) -> CompactionConfig | None:
@@ -522,8 +487,7 @@ class Agent:
 	def compaction(self, value: CompactionConfig | None) -> None:
 		found: Any = self._compaction(needed=value is not None)  # capabilities.Compaction
 		# Replaced, not changed: agents with the same settings share one capability.
-		new = None if value is None else found.configured(self, value)
-		self._changed_models(found, new, "agent.compaction")
+		self._swap(found, None if value is None else found.configured(self, value), "compaction")
 
 	@property
 	def compactor(self) -> Callable[[], tuple[LLMProvider, str]] | None:
@@ -536,32 +500,7 @@ class Agent:
 	@compactor.setter
 	def compactor(self, value: Callable[[], tuple[LLMProvider, str]] | None) -> None:
 		found: Any = self._compaction(needed=True)  # capabilities.Compaction
-		self._changed_models(found, found.changed(compactor=value), "agent.compactor")
-
-	def _changed_models(self, old: Capability | None, new: Capability | None, where: str) -> None:
-		"""Swap a capability that changes which models the agent calls, checked as at creation.
-
-		Raises:
-			ConfigurationError: The agent's options do not hold for its new models (unchanged).
-		"""
-		hooks, toolset = self._hooks, self._toolset
-		self._replace(old, new)
-
-		def undo() -> None:
-			self._hooks, self._toolset = hooks, toolset
-
-		self._rechecked(where, undo)
-
-	def _rechecked(self, where: str, undo: Callable[[], None]) -> None:
-		"""Check the agent's options against its models again; ``undo`` when the check refuses."""
-		check = self._models_check
-		if check is None:  # an agent built by hand checks nothing
-			return
-		try:
-			check(self, where)
-		except BaseException:
-			undo()
-			raise
+		self._swap(found, found.changed(compactor=value), "compactor")
 
 	def _compaction(self, *, needed: bool = False) -> Capability | None:
 		found = self._hooks.by_name.get("compaction")
@@ -572,14 +511,32 @@ class Agent:
 			)
 		return found
 
-	def _replace(self, old: Capability | None, new: Capability | None) -> None:
-		# One capability swapped for another (or removed), the hooks resolved again.
-		caps = [new if c is old else c for c in self._hooks.capabilities]
+	def _swap(self, old: Capability | None, new: Capability | None, setting: str) -> None:
+		"""Swap a capability that changes which models the agent calls (None: removed), rechecked."""
+		hooks, toolset = self._hooks, self._toolset
+		caps = [new if c is old else c for c in hooks.capabilities]
 		if old is None and new is not None:
 			caps.append(new)
 		kept = [c for c in caps if c is not None]
 		self._hooks = Hooks(kept) if kept else NO_HOOKS
 		self._toolset = None  # it asks the capabilities which tools a step sees
+		self._rechecked(f"agent.{setting}", _hooks=hooks, _toolset=toolset)
+
+	def _rechecked(self, where: str, **before: Any) -> None:
+		"""Check the agent's options against its models again; refused, the attributes go back.
+
+		Raises:
+			ConfigurationError: The options do not hold for the agent's new models.
+		"""
+		check = self._models_check
+		if check is None:  # an agent built by hand checks nothing
+			return
+		try:
+			check(self, where)
+		except BaseException:
+			for name, value in before.items():
+				setattr(self, name, value)
+			raise
 
 	@property
 	def capabilities(self) -> tuple[Capability, ...]:
@@ -621,10 +578,7 @@ class Agent:
 
 		A caller of this agent counts what they do too (`openmolt_core.taint.nested_labels`).
 		"""
-		if not any(builds(cap, "builtin_tools") for cap in self._hooks.capabilities):
-			return {}  # only an agent with such capabilities builds its tool set for this
-		tools = self._tool_set().tools
-		return {h: t.labels for h, t in tools.items() if t.allowed and h not in self._tools}
+		return {h: t.labels for h, t in self._builtins().items()}
 
 	@property
 	def in_doubt(self) -> dict[str, InDoubt]:
@@ -633,21 +587,23 @@ class Agent:
 
 	@property
 	def approval_rules(self) -> dict[str, str | None]:
-		"""The approval rule of the tools this agent can see, by handle.
+		"""The approval rule of the tools this agent can see, by handle (None: run unasked).
 
-		The rule of its policy (``requires_approval``) that makes a call wait for a decision;
-		None for a tool whose calls run unasked. Its capabilities' built-in tools too
-		(`openmolt_core.hooks.Capability.builtin_approval`).
+		The rule of its policy (``requires_approval``), or for its capabilities' built-in tools
+		the first `openmolt_core.hooks.Capability.builtin_approval`.
 		"""
 		rules = {h: t.approval for h, t in self._tools.items() if t.allowed}
-		caps = self._hooks.capabilities
-		if not any(builds(cap, "builtin_tools") for cap in caps):
-			return rules
-		for handle, bound in self._tool_set().tools.items():
-			if bound.allowed and handle not in self._tools:
-				held = (cap.builtin_approval(handle, bound.tool) for cap in caps)
-				rules[handle] = bound.approval or next((r for r in held if r is not None), None)
+		for handle, bound in self._builtins().items():
+			held = (cap.builtin_approval(handle, bound.tool) for cap in self._hooks.capabilities)
+			rules[handle] = bound.approval or next((r for r in held if r is not None), None)
 		return rules
+
+	def _builtins(self) -> dict[str, BoundTool]:
+		"""The allowed built-in tools of its capabilities (an agent with none builds no tool set)."""
+		if not any(builds(cap, "builtin_tools") for cap in self._hooks.capabilities):
+			return {}
+		tools = self._tool_set().tools.items()
+		return {h: t for h, t in tools if t.allowed and h not in self._tools}
 
 	@property
 	def lists_tools_at_run_time(self) -> bool:
@@ -993,9 +949,7 @@ class Agent:
 		parent: CallingRun | None,
 		opening: Opening | None = None,
 	) -> None:
-		# A new run (a fresh state may be given to fix its run id): memory starts from what the
-		# capabilities say (`Capability.first_memory`), unless the state brings its own; a
-		# capability's opening brings its own.
+		# A new run: memory from the capabilities (`first_memory`) unless the state brings its own.
 		if self._hooks.first_memory and not any(state.memory.values()):
 			state.memory = self._hooks.memory_start(self, self._memory, state) or state.memory
 		if opening is not None:
@@ -1250,8 +1204,6 @@ class Agent:
 		self._models.forget()
 
 	async def _prepare(self) -> None:
-		# (A missing integration key is refused by the credential check, a capability that
-		# wraps the run: `openmolt_core.capabilities.credentials`.)
 		if not self._models.primary.ready:
 			# First run of this agent: load the provider, the HTTP stack and the template engine
 			# in a worker thread (once per instance), so other tasks of the loop never stall.
@@ -2129,16 +2081,11 @@ class Agent:
 	# schedules ----------------------------------------------------------------------------
 
 	def schedule(self, spec: Mapping[str, Any] | ScheduleLike) -> str:
-		"""Run this agent on a timetable kept by its OpenMolt instance (see `openmolt_core.schedule`).
-
-		Runs start once the instance serves its schedules (``async with om:``, ``om.start(tg)``
-		or the ``openmolt`` command).
+		"""Run this agent on a timetable kept by its OpenMolt instance, once it serves them.
 
 		Args:
-			spec: ``{"type": "interval", "value": seconds}``, ``{"type": "daily", "hour": 14,
-				"minute": 0, "dayOfWeek": [1, 3], "timeZone": "Europe/Paris"}`` or
-				``{"type": "cron", "expression": "0 9 * * 1-5"}``; plus optional ``id``,
-				``input``, ``missedRuns`` (``skip`` or ``run_once``) and ``paused``.
+			spec: A schedule (``{"type": "interval", "value": seconds}``, ``daily``, ``cron``,
+				with their options: `openmolt_core.schedule`), or a `ScheduleLike` object.
 
 		Returns:
 			The schedule id, for `cancel_schedule` and ``om.scheduler.get``.

@@ -8,11 +8,10 @@ async with agent.stream("Summarise the open issues") as run:
 	result = await run.result()  # the same RunResult as agent.run()
 ```
 
-The run starts when the block is entered and runs in a task the block owns; leaving the block
-early cancels it. The iterator yields every event of this run (and of the sub-agents it calls),
-the streaming ones (``text:delta``, ``command:ready``; see `openmolt_core.events`) among them, and
-ends when the run ends. Events wait in memory until they are read, so a caller that stops reading
-still gets its result. docs/guides/streaming.md has more.
+The run starts when the block is entered, in a task the block owns (leaving early cancels it);
+the iterator yields every event of the run and of its sub-agents' runs until it ends; unread
+events wait in memory, so a caller that stops reading still gets its result
+(docs/guides/streaming.md).
 """
 
 from __future__ import annotations
@@ -172,11 +171,10 @@ class RunStream:
 			self._receive.close()
 
 	async def _cancel_kept(self) -> None:
-		"""Cancel the run where a durability backend keeps it: the block was left before its end.
+		"""Cancel the run where a durability backend keeps it (its workflow is not this task's).
 
-		A durable run's workflow does not live in this block's task: stopping the task only
-		stopped waiting for it, and it went on making calls. A block cancelled from outside
-		(the application stopping) leaves it to go on, or to recover, as a crash would.
+		A block cancelled from outside (the application stopping) leaves it to recover, as a
+		crash would.
 		"""
 		om = getattr(self._agent, "om", None)
 		backend = getattr(om, "durability", None)

@@ -32,7 +32,7 @@ import functools
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from openmolt_core._cost import Price, audio_price_of, estimate_tokens, price_of, spoken_price_of
+from openmolt_core._cost import Price, estimate_tokens, price_of
 from openmolt_core.hooks import Capability, Run, Stop, ToolSpec
 
 if TYPE_CHECKING:
@@ -43,10 +43,12 @@ if TYPE_CHECKING:
 __all__ = [
 	"ASSUMED_OUTPUT_TOKENS",
 	"Budget",
+	"audio_price_of",
 	"budget",
 	"estimate",
 	"share",
 	"spends_budget",
+	"spoken_price_of",
 	"usd",
 ]
 
@@ -58,6 +60,37 @@ def usd(amount: float) -> str:
 	"""An amount of dollars for a message: ``0.06``, ``0.00006``, ``1.5`` (six decimals at most)."""
 	text = f"{amount:.6f}".rstrip("0").rstrip(".")
 	return text if text not in ("", "-0") else "0"
+
+
+def audio_price_of(provider: Any, model: str) -> float | None:
+	"""The provider's price of a model's audio input (USD per million tokens), or None.
+
+	From the provider's optional ``audio_price(model)`` (the providers of
+	``openmolt-providers``: Gemini Flash prices audio apart from text); None when it has none, or
+	the model's audio costs its input price.
+
+	Args:
+		provider: The provider.
+		model: The model.
+	"""
+	at = getattr(provider, "audio_price", None)
+	value = at(model) if callable(at) else None
+	return None if value is None else float(value)
+
+
+def spoken_price_of(provider: Any, model: str) -> float | None:
+	"""The provider's price of a model's audio output (USD per million tokens), or None.
+
+	From the provider's optional ``spoken_price(model)`` (``gpt-audio``, Gemini's live models);
+	None when it has none.
+
+	Args:
+		provider: The provider.
+		model: The model.
+	"""
+	at = getattr(provider, "spoken_price", None)
+	value = at(model) if callable(at) else None
+	return None if value is None else float(value)
 
 
 def estimate(
