@@ -148,3 +148,32 @@ def test_an_invalid_installed_plugin_is_reported_by_every_instance(
 			OpenMolt().create_agent(name="A", model="bad:model")
 	agent = OpenMolt().create_agent(name="A", model="echo:any")  # the others still load
 	assert agent.model == "any"
+
+
+def test_the_listing_class_is_built_only_when_plugins_are_listed() -> None:
+	"""A run looks plugins up and never lists them: `PluginInfo` (a dataclass) waits for a listing.
+
+	Building a frozen dataclass compiles its generated methods, about 4 M instructions of a
+	one-shot run; the old name keeps working and is the class `Plugins.installed` returns.
+	"""
+	import subprocess
+	import textwrap
+
+	code = textwrap.dedent(
+		"""
+		import sys
+		from openmolt_core import plugins
+		print("PluginInfo" in vars(plugins), "openmolt_core._plugininfo" in sys.modules)
+		infos = plugins.Plugins().installed()
+		print(all(type(i) is plugins.PluginInfo for i in infos), bool(infos))
+		print(plugins.PluginInfo.__name__, sorted(plugins.PluginInfo.__dataclass_fields__))
+		"""
+	)
+	out = subprocess.run(
+		[sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+	)
+	assert out.stdout.split("\n")[:3] == [
+		"False False",
+		"True True",
+		"PluginInfo ['distribution', 'group', 'name', 'value', 'version']",
+	]

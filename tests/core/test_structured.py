@@ -588,3 +588,40 @@ def test_the_fitted_schema_is_the_same_bytes_whatever_the_hash_seed() -> None:
 		assert done.returncode == 0, done.stderr
 		outputs.add(done.stdout)
 	assert len(outputs) == 1, outputs
+
+
+def test_the_array_and_union_repairs_load_only_for_a_schema_that_needs_one() -> None:
+	"""A schema with no array or union to repair leaves their classes unbuilt; one that has loads them.
+
+	Each is a frozen dataclass, compiled from generated source when built (about 2 M instructions
+	apiece of a one-shot run, whose envelope needs neither).
+	"""
+	import subprocess
+	import sys
+	import textwrap
+
+	code = textwrap.dedent(
+		"""
+		import sys
+		from openmolt_core._support import schemafit
+		from openmolt_core.envelope import Envelope, ToolSchema
+		from openmolt_core.structured import SchemaDialect, fit
+
+		d = SchemaDialect(name="all", require_all=True, max_properties=5000)
+		plain = {"type": "object", "properties": {"a": {"type": "number"}}, "required": ["a"]}
+		fit(Envelope.build([ToolSchema("t.a", plain)], output_schema=None, human_input=False), d)
+		names = ("ArrayRepair", "Match", "UnionRepair", "kinds_of")
+		print(any(n in vars(schemafit) for n in names), "openmolt_core._support.schemarepairs" in sys.modules)
+		item = {"type": "object", "properties": {"k": {"type": "string"}}}
+		rows = {"type": "object", "properties": {"rows": {"type": "array", "items": item}}, "required": ["rows"]}
+		f = fit(Envelope.build([ToolSchema("t.b", rows)], output_schema=None, human_input=False), d)
+		call = {"commands": [{"type": "callTool", "tool": "t.b", "input": {"rows": [{"k": None}]}}]}
+		print(f.restore(call)["commands"][0]["input"])
+		from openmolt_core._support import schemarepairs
+		print(all(getattr(schemafit, n) is getattr(schemarepairs, n) for n in names))
+		"""
+	)
+	out = subprocess.run(
+		[sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+	)
+	assert out.stdout.split("\n")[:3] == ["False False", "{'rows': [{}]}", "True"]

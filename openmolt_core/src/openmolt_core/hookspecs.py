@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from openmolt_core._markers import hookimpl, hookspec
 
@@ -42,6 +42,10 @@ __all__ = [
 	"register_providers",
 	"register_skills",
 ]
+
+
+Group = Literal["providers", "integrations", "skills", "capabilities"]
+"""The kinds of plugin entry point: the ``openmolt.<group>`` entry-point groups."""
 
 
 # What each hook is handed: the registrars (`openmolt_core.plugins` implements them).

@@ -19,10 +19,9 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from importlib import metadata
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
@@ -36,6 +35,7 @@ from openmolt_core.hookspecs import (  # the contract plugins implement; re-expo
 	CapabilityFactory,
 	CapabilityRegistrar,
 	CommandRegistrar,
+	Group,
 	IntegrationRegistrar,
 	ProviderFactory,
 	ProviderRegistrar,
@@ -46,14 +46,19 @@ if TYPE_CHECKING:
 	import httpx
 
 	from openmolt_core._hints import extra_for
+	from openmolt_core._plugininfo import PluginInfo
 	from openmolt_core.integrations.model import Integration
 	from openmolt_core.llm import LLMProvider
 	from openmolt_core.retry import RetryPolicy
 	from openmolt_core.skills import Skill
 
 # The install hints (`openmolt_core._hints`: distribution metadata, regular expressions) load with
-# the first message that needs one; `extra_for` is re-exported from there on first use.
-__getattr__, __dir__ = lazy_exports(globals(), {"extra_for": "openmolt_core._hints"})
+# the first message that needs one; `extra_for` is re-exported from there on first use. So does
+# `PluginInfo`, the class of `Plugins.installed`'s listing: a frozen dataclass costs some 4 M
+# instructions to build (its generated methods are compiled from source), and a run never lists.
+__getattr__, __dir__ = lazy_exports(
+	globals(), {"extra_for": "openmolt_core._hints", "PluginInfo": "openmolt_core._plugininfo"}
+)
 
 __all__ = [
 	"CapabilityFactory",
@@ -69,28 +74,7 @@ __all__ = [
 	"extra_for",
 ]
 
-Group = Literal["providers", "integrations", "skills", "capabilities"]
-
 _FACTORY_KEYWORDS: dict[Any, tuple[str, ...]] = {}  # per factory: which of name, retry it takes
-
-
-@dataclass(frozen=True, slots=True)
-class PluginInfo:
-	"""An installed plugin entry point.
-
-	Args:
-		group: ``providers``, ``integrations`` or ``skills``.
-		name: The entry-point name: the id users type.
-		value: What the entry point loads (``module:object``).
-		distribution: The distribution that provides it.
-		version: That distribution's version.
-	"""
-
-	group: Group
-	name: str
-	value: str
-	distribution: str
-	version: str
 
 
 _GROUPS: tuple[Group, ...] = ("providers", "integrations", "skills", "capabilities")
@@ -638,6 +622,8 @@ class Plugins:
 
 	def installed(self) -> list[PluginInfo]:
 		"""List every plugin entry point installed, without loading any."""
+		from openmolt_core._plugininfo import PluginInfo
+
 		out = []
 		for group, entries in self._entry_index().items():
 			for name, ep in sorted(entries.items()):

@@ -2837,7 +2837,7 @@ def named_secrets(values: Mapping[str, str]) -> set[str]:
 	return {v for v in out if v.strip()}
 
 
-_PAIRS = re.compile(r"[;,]")
+_PAIRS = LazyPattern(r"[;,]")
 
 
 def header_secrets(name: str, value: str) -> set[str]:
@@ -2864,7 +2864,7 @@ def header_secrets(name: str, value: str) -> set[str]:
 	words = value.split()
 	scheme = words[0] if len(words) > 1 and words[0].isalpha() else None  # Bearer, Basic, Token
 	out.update(part for part in words if len(part) >= 6 and part != scheme)
-	for pair in _PAIRS.split(value):
+	for pair in _PAIRS().split(value):
 		_, sep, given = pair.partition("=")
 		given = given.strip().strip('"')
 		if sep and len(given) >= 6:
@@ -2992,8 +2992,8 @@ def _secrets(config: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str
 	return out
 
 
-_URL_AUTHORITY = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://([^/?#]*)")
-_DRIVER_PASSWORD = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^:/\s]*:([^@\s]*)@")
+_URL_AUTHORITY = LazyPattern(r"^[A-Za-z][A-Za-z0-9+.-]*://([^/?#]*)")
+_DRIVER_PASSWORD = LazyPattern(r"^[A-Za-z][A-Za-z0-9+.-]*://[^:/\s]*:([^@\s]*)@")
 """A database URL's password as SQLAlchemy's ``make_url`` reads it: every character up to the
 ``@``, a ``/``, ``?`` or ``#`` too (``postgresql://app:pa/ss@db/x`` connects with ``pa/ss``),
 after a user that may hold an ``@`` (``myadmin@server``, as Azure's single server names one)."""
@@ -3045,7 +3045,8 @@ def _read_url(url: str, hinted_only: bool, depth: int, logins: bool = False) -> 
 		read = _read_url(text, hinted_only, depth, logins)
 		return read | _as_written(read, written)
 	text = _slashes_read(text)  # ``https:/user:PASSWORD@host`` as ``https://``
-	if not _URL_START.match(text):  # a URL inside a value: ``jdbc:postgresql://``, ``-Dx=http://``
+	# a URL inside a value: ``jdbc:postgresql://``, ``-Dx=http://``
+	if not _URL_START().match(text):
 		found = _LOGGED_URL().search(text)
 		return _read_url(text[found.start() :], hinted_only, depth, logins) if found else set()
 	if "\\" in text:  # JSON-escaped (``https:\/\/``, ``\u0026``): read as written and unescaped
@@ -3057,7 +3058,7 @@ def _read_url(url: str, hinted_only: bool, depth: int, logins: bool = False) -> 
 	return _url_secrets(text, hinted_only, depth, logins)
 
 
-_URL_START = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:(?://|\\/\\/)|//")
+_URL_START = LazyPattern(r"[A-Za-z][A-Za-z0-9+.-]*:(?://|\\/\\/)|//")
 """Text that starts as a URL does: a scheme (``https://``, JSON's ``https:\\/\\/``), or ``//``."""
 _NESTED = 3
 """How deep `url_secrets` reads a URL in a URL's query (``?next=https://...?api_key=``)."""
@@ -3070,7 +3071,7 @@ def _url_secrets(text: str, hinted_only: bool, depth: int, logins: bool = False)
 	out: set[str] = set()
 	if text[:2] == "//":  # scheme-relative: the page's scheme, a web one
 		text = f"https:{text}"
-	authority = _URL_AUTHORITY.match(text)
+	authority = _URL_AUTHORITY().match(text)
 	web = text.lower().startswith(("http://", "https://", "ws://", "wss://"))
 	if authority and "@" in authority[1]:
 		user, _, password = authority[1].rpartition("@")[0].partition(":")
@@ -3080,7 +3081,7 @@ def _url_secrets(text: str, hinted_only: bool, depth: int, logins: bool = False)
 		token = not _name_like(unquote(user)) and ((not password and web) or _token_like(user))
 		for secret in (password, user if token else ""):
 			out.update((secret, unquote(secret)))
-	driver = None if web else _DRIVER_PASSWORD.match(text)
+	driver = None if web else _DRIVER_PASSWORD().match(text)
 	if driver:  # where the authority above ended early, at a ``/``, ``?`` or ``#`` of the password
 		out.update((driver[1], unquote(driver[1])))
 	if logins:  # a link a person is sent: its query and path kept, so that it works
@@ -3108,7 +3109,7 @@ def _url_secrets(text: str, hinted_only: bool, depth: int, logins: bool = False)
 	return {v for v in out if v.strip()}
 
 
-_BOT_SEGMENT = re.compile(r"bot(\d+:[A-Za-z0-9_-]{20,})")
+_BOT_SEGMENT = LazyPattern(r"bot(\d+:[A-Za-z0-9_-]{20,})")
 """A Telegram bot's token in a path: ``/bot<token>/sendMessage``, ``/file/bot<token>/...``."""
 _LONG_SEGMENT = 16
 """A token-like path segment this long after a webhook's marker is a secret whatever its place."""
@@ -3137,7 +3138,7 @@ def _path_secrets(url: str) -> set[str]:
 	hooked = "hook" in (parts.hostname or "").split(".")[0]
 	after: list[str] | None = [] if hooked else None  # the segments after a webhook's marker
 	for k, segment in enumerate(segments):
-		bot = _BOT_SEGMENT.fullmatch(unquote(segment))  # ``bot123%3AAA...`` too
+		bot = _BOT_SEGMENT().fullmatch(unquote(segment))  # ``bot123%3AAA...`` too
 		if bot:
 			found.add(bot[1])
 		if after is not None and _token_like_segment(segment):
@@ -3183,9 +3184,9 @@ def shown_url(url: str) -> str:
 	return mask(f"{head}{sep}{rest}", frozenset(url_secrets(url)))
 
 
-_NAME = re.compile(r"[^\W\d_]+(?:[._-][^\W\d_]+)*")
+_NAME = LazyPattern(r"[^\W\d_]+(?:[._-][^\W\d_]+)*")
 """A word, or words joined by ``.``, ``-`` or ``_`` (``alice``, ``first.last``, ``x-access-token``)."""
-_DOMAIN = re.compile(r"[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
+_DOMAIN = LazyPattern(r"[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
 _LONGEST_NAME = 20
 
 
@@ -3196,10 +3197,10 @@ def _name_like(user: str) -> bool:
 	e-mail address). A digit, any other sign, or 20+ characters: unknown, so a secret.
 	"""
 	local, at, domain = user.rpartition("@")
-	if at and not _DOMAIN.fullmatch(domain):
+	if at and not _DOMAIN().fullmatch(domain):
 		return False
 	name = local if at else user
-	return len(name) < _LONGEST_NAME and _NAME.fullmatch(name) is not None
+	return len(name) < _LONGEST_NAME and _NAME().fullmatch(name) is not None
 
 
 def _token_like(user: str) -> bool:

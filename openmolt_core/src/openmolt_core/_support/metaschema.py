@@ -12,9 +12,10 @@ keywords are allowed, as the metaschema allows them. A test checks these rules a
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
+
+from openmolt_core._support import LazyPattern
 
 __all__ = ["check_schema"]
 
@@ -64,10 +65,11 @@ _STRINGS = (
 _BOOLS = ("uniqueItems", "deprecated", "readOnly", "writeOnly")
 
 
+_PLAIN_NAME = LazyPattern(r"^[A-Za-z_][-A-Za-z0-9._]*$")
 _PATTERNS = (
-	(re.compile(r"^[^#]*#?$"), "$id", "must not have a fragment (use $anchor)"),
-	(re.compile(r"^[A-Za-z_][-A-Za-z0-9._]*$"), "$anchor", "must be a plain name"),
-	(re.compile(r"^[A-Za-z_][-A-Za-z0-9._]*$"), "$dynamicAnchor", "must be a plain name"),
+	(LazyPattern(r"^[^#]*#?$"), "$id", "must not have a fragment (use $anchor)"),
+	(_PLAIN_NAME, "$anchor", "must be a plain name"),
+	(_PLAIN_NAME, "$dynamicAnchor", "must be a plain name"),
 )
 
 
@@ -126,7 +128,7 @@ def _check(schema: Any, path: str, out: list[str]) -> None:
 				out.append(f"{_where(path, key)}: {message}, got {_show(schema[key])}")
 	for pattern, key, what in _PATTERNS:
 		value = schema.get(key)
-		if isinstance(value, str) and not pattern.match(value):
+		if isinstance(value, str) and not pattern().match(value):
 			out.append(f"{_where(path, key)}: {what}, got {_show(value)}")
 	if "type" in schema and not _type_ok(schema["type"]):
 		out.append(

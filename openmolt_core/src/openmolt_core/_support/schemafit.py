@@ -33,10 +33,11 @@ The rules, for every dialect:
   loop checks, ``uri`` in OpenAI's) are dropped and recorded in `Fitter.relaxed`: the provider
   does not enforce them, the loop's validation does.
 
-Repairs (`ObjectRepair`, `ArrayRepair`, `UnionRepair`, `RefRepair`, `Decode`) follow the fitted
-schema, never the value, so a value nested deeper than its schema costs nothing and cannot make
-them recurse. They change values in place and never raise, except `Decode` on JSON text a state
-cannot hold (`openmolt_core._support.jsonsafe.UnsafeJson`).
+Repairs (`ObjectRepair`, `ArrayRepair`, `UnionRepair`, `RefRepair`, `Decode`; the array and
+union ones in `openmolt_core._support.schemarepairs`, loaded when a schema needs one) follow the
+fitted schema, never the value, so a value nested deeper than its schema costs nothing and cannot
+make them recurse. They change values in place and never raise, except `Decode` on JSON text a
+state cannot hold (`openmolt_core._support.jsonsafe.UnsafeJson`).
 
 This module knows JSON Schema and nothing of agents: `openmolt_core.structured` fits an agent's
 reply envelope with it.
@@ -48,10 +49,21 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from openmolt_core._support import LazyPattern
+from openmolt_core._support import LazyPattern, lazy_exports
 from openmolt_core._support.jsonsafe import UnsafeJson, canonical, loads, nests_within
+
+if TYPE_CHECKING:
+	from openmolt_core._support.schemarepairs import ArrayRepair, Match, UnionRepair, kinds_of
+
+# The repairs of arrays and unions live apart and load when a schema has such a part to repair.
+__getattr__, __dir__ = lazy_exports(
+	globals(),
+	dict.fromkeys(
+		("ArrayRepair", "Match", "UnionRepair", "kinds_of"), "openmolt_core._support.schemarepairs"
+	),
+)
 
 __all__ = [
 	"ASSERTIONS",
@@ -159,72 +171,6 @@ class ObjectRepair:
 		return value
 
 
-@dataclass(frozen=True, slots=True, eq=False)  # never compared: no __eq__, __hash__
-class ArrayRepair:
-	"""Repairs every item of an array."""
-
-	items: Repair
-
-	def __call__(self, value: Any) -> Any:
-		"""Repair ``value`` when it is an array."""
-		if isinstance(value, list):
-			for i, item in enumerate(value):
-				value[i] = self.items(item)
-		return value
-
-
-def kinds_of(value: Any) -> frozenset[str]:
-	"""The JSON types a decoded value has (an integral number is both ``integer`` and ``number``)."""
-	if isinstance(value, bool):
-		return frozenset({"boolean"})
-	if isinstance(value, int):
-		return frozenset({"integer", "number"})
-	if isinstance(value, float):
-		return frozenset({"integer", "number"} if value.is_integer() else {"number"})
-	kind = {str: "string", dict: "object", list: "array", type(None): "null"}.get(type(value))
-	return frozenset({kind} if kind else ())
-
-
-@dataclass(frozen=True, slots=True, eq=False)  # never compared: no __eq__, __hash__
-class Match:
-	"""What a value must look like to be valid under one fitted ``anyOf`` branch (a necessary test).
-
-	Args:
-		kinds: JSON types the branch accepts (``number`` includes ``integer``).
-		required: For objects, the keys that must be present.
-		allowed: For objects, the only keys allowed (None: any).
-	"""
-
-	kinds: frozenset[str]
-	required: frozenset[str] = frozenset()
-	allowed: frozenset[str] | None = None
-
-	def __call__(self, value: Any) -> bool:
-		"""Whether ``value`` could be valid under the branch."""
-		if not kinds_of(value) & self.kinds:
-			return False
-		if isinstance(value, dict):
-			keys = value.keys()
-			return self.required <= keys and (self.allowed is None or keys <= self.allowed)
-		return True
-
-	def overlaps(self, other: Match) -> bool:
-		"""Whether one value could match both branches."""
-		common = self.kinds & other.kinds
-		if not common:
-			return False
-		if common != {"object"}:
-			return True
-		allowed = (
-			other.allowed
-			if self.allowed is None
-			else self.allowed
-			if other.allowed is None
-			else self.allowed & other.allowed
-		)
-		return allowed is None or (self.required | other.required) <= allowed
-
-
 class RefRepair:
 	"""The repair of a recursive definition (``$defs``), set once the definition is fitted.
 
@@ -240,24 +186,6 @@ class RefRepair:
 	def __call__(self, value: Any) -> Any:
 		"""Repair ``value`` as the definition's repair says."""
 		return self.target(value) if self.target is not None else value
-
-
-@dataclass(frozen=True, slots=True, eq=False)  # never compared: no __eq__, __hash__
-class UnionRepair:
-	"""Repairs a value with the repair of the first ``anyOf`` branch it could match.
-
-	The fitter checks that branches a value could match at once share one repair, so the first
-	match is always right for a valid value.
-	"""
-
-	branches: tuple[tuple[Match, Repair | None], ...]
-
-	def __call__(self, value: Any) -> Any:
-		"""Repair ``value`` as its branch says."""
-		for match, repair in self.branches:
-			if match(value):
-				return repair(value) if repair is not None else value
-		return value
 
 
 # fitting ------------------------------------------------------------------------------------
@@ -366,6 +294,8 @@ def _plainly_nullable(schema: Any, nesting: int) -> bool:
 
 
 def _match(schema: Mapping[str, Any]) -> Match:
+	from openmolt_core._support.schemarepairs import Match
+
 	kinds = set(_types(schema))
 	if "anyOf" in schema:
 		return Match(frozenset().union(*(_match(s).kinds for s in schema["anyOf"])))
@@ -884,6 +814,8 @@ class Fitter:
 		A definition still being fitted is read from its source (`_source_match`); one met again
 		on its own path adds nothing (``{"anyOf": [{"$ref": X}, ...]}`` inside X).
 		"""
+		from openmolt_core._support.schemarepairs import Match
+
 		target = self._target(schema)
 		if target is not None:
 			name, definition, source = target
@@ -905,6 +837,8 @@ class Fitter:
 		schema whose kinds are not plain to see (a union, a reference, ``nullable``) lets every
 		value through.
 		"""
+		from openmolt_core._support.schemarepairs import Match
+
 		hidden = {"anyOf", "oneOf", "allOf", "$ref", "nullable"}
 		if not isinstance(schema, dict) or hidden & schema.keys():
 			return Match(_JSON_TYPES)
@@ -974,6 +908,8 @@ class Fitter:
 		self._annotate(schema, out)
 		if all(r is None for r in repairs):
 			return out, None
+		from openmolt_core._support.schemarepairs import UnionRepair
+
 		matches = [self._match(f) for f in fitted]
 		for i, (mi, ri) in enumerate(zip(matches, repairs, strict=True)):
 			for mj, rj in zip(matches[i + 1 :], repairs[i + 1 :], strict=True):
@@ -1057,6 +993,8 @@ class Fitter:
 			if item_repair is not None:
 				if repair is not None:
 					raise NoStrictForm(f"{where}: an object-or-array value needs two repairs")
+				from openmolt_core._support.schemarepairs import ArrayRepair
+
 				repair = ArrayRepair(item_repair)
 		if not d.type_lists and isinstance(out.get("type"), list):
 			out = _split(out)  # the repair checks the value's kind itself, so it still applies
