@@ -1,14 +1,8 @@
 """File references, and what a tool and the loop use of the file store (`FileAccess`).
 
-A *file reference* is a string a model can pass from one tool to another instead of the bytes:
-
-- ``openmolt-file:<id>``: a file saved in the store (a binary HTTP response, a generated image);
-- ``data:<media type>;base64,<data>``: small inline data the model produced;
-- ``fileSystem:<path>``: a path inside the directories of the registered FileSystem integration.
-
-Any of them may end with a byte range, ``#bytes=<start>-<end>`` (both offsets inclusive;
-``#bytes=<start>-`` runs to the end): it resolves to that slice of the file. The store itself is
-`openmolt_core.filestore.FileStore`, whose names still import from here on first use.
+A *file reference* (``openmolt-file:<id>``, a ``data:`` URL or ``fileSystem:<path>``, maybe with a
+byte range) is a string a model passes from one tool to another instead of the bytes
+(docs/integration-authoring.md, "Files"). The store is `openmolt_core.filestore.FileStore`.
 """
 
 from __future__ import annotations
