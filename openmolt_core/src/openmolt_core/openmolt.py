@@ -111,12 +111,10 @@ class OpenMolt:
 			of its fields, or ``"approve"``, ``"refuse"``, ``"allow"``); an agent's own replaces it.
 		retry: How tools and providers retry HTTP calls: a `openmolt_core.retry.RetryPolicy` or
 			a dict of its fields (docs/guides/retries.md).
-		credential_store: Where integration credentials are kept: a `CredentialStore`, a path to
-			an encrypted file, or False for none (default: ``openmolt auth``'s file, when it
-			exists; docs/guides/accounts.md).
-		capabilities: Behaviour attached to every agent's runs, before the agent's own:
-			`openmolt_core.hooks.Capability` objects, names plugins register, or ``{"name": ...,
-			"options": {...}}`` (docs/guides/capabilities.md).
+		credential_store: Where integration credentials are kept: a `CredentialStore`, a file's
+			path or False (default: ``openmolt auth``'s file, if any; docs/guides/accounts.md).
+		capabilities: Behaviour attached to every agent's runs, before the agent's own: `Capability`
+			objects, names plugins register, or ``{"name", "options"}`` (docs/guides/capabilities.md).
 		accounts: End users' accounts: ``{"redirect_uri": ..., "key": ...}`` (default:
 			``OPENMOLT_AUTH_REDIRECT_URI`` and ``OPENMOLT_AUTH_KEY``; docs/guides/accounts.md).
 		secrets: More values that must never show; they join `secrets` (a mapping gives its
@@ -614,10 +612,8 @@ class OpenMolt:
 			instructions_path: A UTF-8 file to read the instructions from instead (at most 4 MiB).
 			model_config: Standard model settings: thinking, search, temperature, max_output_tokens,
 				top_p, stop, provider_options.
-			config: Overrides of this instance's settings for this agent (``max_steps``,
-				``verbose``, the caps of docs/guides/budgets.md...): an
-				`openmolt_core.agentconfig.AgentConfig` or a dict of its fields, in either
-				spelling. Explicit keyword arguments win.
+			config: Overrides of this instance's settings for this agent: an `AgentConfig` or a dict
+				of its fields (docs/guides/budgets.md); explicit keyword arguments win.
 			integrations: Integration ids, or `openmolt_core.agentconfig.IntegrationEntry` objects
 				or dicts of their fields.
 			tools: Extra tools, visible as ``local.<handle>``: `Tool` objects, other agents, or
@@ -628,30 +624,25 @@ class OpenMolt:
 				question, returns the answer); None or False disables ``requestHumanInput``.
 			requires_approval: Which tool calls wait for a decision: True (all), a rule or a
 				list of rules, added to the instance's (docs/guides/approvals.md).
-			on_approval_request: Decides those calls (sync or async; returns
-				``request.approve()`` or ``request.deny(reason)``); without it such a call parks
-				the run with status ``approval_required``.
+			on_approval_request: Decides those calls (sync or async; ``request.approve()`` or
+				``request.deny(reason)``); without it such a call parks the run.
 			guardrails: Checks around the input, tool calls, their results and the output, after
 				the instance's (docs/guides/guardrails.md).
-			taint_policy: What a run that read untrusted content may still send out: a
-				`openmolt_core.taint.TaintPolicy`, a dict of its fields, or ``"approve"`` (the
-				default), ``"refuse"``, ``"allow"``; replaces the instance's (docs/guides/safety.md).
+			taint_policy: What a run that read untrusted content may still send out, as for the
+				constructor's; replaces the instance's (docs/guides/safety.md).
 			output_schema: A pydantic model class or JSON Schema the final output must match.
 			max_steps: The most model calls a run makes (default: the instance's).
 			max_tokens: Tokens over the run (input + output) after which no model call starts.
 			timeout: Seconds the whole run may take (model calls, tools, waits, a person's answer).
 			max_cost: USD a run may spend on model calls, sub-agents' included (default: the
-				instance's); every model of the agent must have a known price
-				(docs/guides/budgets.md).
-			compaction: How long runs summarise their older steps: True (the default settings),
-				False (never), a `CompactionConfig`, or a dict of its fields
-				(docs/guides/long-runs.md).
+				instance's); every model must have a known price (docs/guides/budgets.md).
+			compaction: How long runs summarise older steps: True (the defaults), False, a
+				`CompactionConfig` or a dict of its fields (docs/guides/long-runs.md).
 			skills: Skill folders, names of skills plugins provide, or `Skill` objects, loaded
 				by the model on demand (docs/guides/skills.md).
 			fallback_models: Models to try, in order, after ``model`` (same as giving a list).
-			tool_loading: ``"all"`` lists every tool in the first message; ``"search"`` lets the
-				model search and load them; ``"auto"`` searches past 30 tools; or a
-				`openmolt_core.toolsearch.ToolSearch` (docs/guides/many-tools.md).
+			tool_loading: ``"all"`` lists every tool; ``"search"`` lets the model search them;
+				``"auto"`` searches past 30; or a `ToolSearch` (docs/guides/many-tools.md).
 			capabilities: Behaviour attached to the agent's runs, after the instance's: as for
 				the constructor's ``capabilities`` (docs/guides/capabilities.md).
 
