@@ -239,9 +239,7 @@ def parse_reply(
 		# JSON text the repair decoded (an output or a tool input sent as text) is held to the
 		# same depth cap as the reply: the cap was checked before it was decoded.
 		items = _items(within_depth(restore(data), max_depth) if restore is not None else data)
-	except (
-		UnsafeJson
-	) as unsafe:  # a tool input sent as JSON text (`openmolt_core._support.schemafit.Decode`)
+	except UnsafeJson as unsafe:  # in JSON text the repair decoded
 		return ParsedReply([], [_unsafe(unsafe)], dumps(data))
 	except NoJsonValue as missing:
 		return ParsedReply([], [_missing(missing, max_depth)], dumps(data))

@@ -101,7 +101,7 @@ class FileAccess(Protocol):
 		...
 
 	def read(self, reference: str, *, max_bytes: int | None = None) -> StoredFile:
-		"""Resolve a file reference to bytes, blocking (call it from a worker thread).
+		"""`open`, blocking (call it from a worker thread).
 
 		Args:
 			reference: The file reference.
@@ -113,13 +113,10 @@ class FileAccess(Protocol):
 		...
 
 	def describe(self, reference: str) -> dict[str, Any]:
-		"""Describe a file reference without reading it, blocking (call it from a worker thread).
+		"""`info`, blocking (call it from a worker thread).
 
 		Args:
 			reference: The file reference.
-
-		Returns:
-			``{"file": <reference>, "size", "mediaType", "name"}``.
 
 		Raises:
 			ToolError: The reference is malformed, unknown, out of range or refused.
@@ -127,10 +124,13 @@ class FileAccess(Protocol):
 		...
 
 	async def info(self, reference: str) -> dict[str, Any]:
-		"""Describe a file reference without reading it (see `describe`).
+		"""Describe a file reference without reading it.
 
 		Args:
 			reference: The file reference.
+
+		Returns:
+			``{"file": <reference>, "size", "mediaType", "name"}``.
 
 		Raises:
 			ToolError: The reference is malformed, unknown, out of range or refused.
@@ -188,9 +188,7 @@ async def keep_attachments(
 	secrets: Iterable[str] = (),
 	origin: Mapping[str, Any] | None = None,
 ) -> tuple[list[Attachment], list[dict[str, Any]]]:
-	"""The files sent with a run's input, kept in the store: what the model sees, what tools read.
-
-	Each is saved through `save_screened`; the model is shown what was kept, never a file withheld.
+	"""The files sent with a run's input, saved through `save_screened`: the model sees what was kept.
 
 	Args:
 		files: The agent's view of the store.
