@@ -105,7 +105,8 @@ class MemoryPart(Options):
 		data: The initial text (any other JSON value is written as JSON): of the agent's own
 			long-term memory, which runs for no user read (or every run's, when ``shared``).
 		on_update: Called (sync or async) with the new text after each update (Python only);
-			it may take ``update_id``, ``untrusted`` and ``user`` (whose memory it is).
+			it may take ``update_id``, ``untrusted`` and ``user`` (whose memory it is). Long-term
+			memory's callback without ``user`` is not called for a user's runs.
 		untrusted: ``data`` was written by a run that had read untrusted content: a run that
 			starts from it starts tainted.
 		shared: Long-term memory only: one memory for every run of the agent, whoever it acts
