@@ -191,8 +191,8 @@ async def _accept(
 	edited = None
 	if decision.input is not None and bound is not None:
 		# A model's reply with NaN or a lone surrogate, or nested past its bound, runs nothing
-		# (`openmolt_core._parse`, rule 7); an edit (a handler's, the run viewer's JSON) is held
-		# to the same, before the schema, and before its digest is computed (which recurses).
+		# (docs/guides/replies.md); an edit (a handler's, the run viewer's JSON) is held to the
+		# same, before the schema, and before its digest is computed (which recurses).
 		unsafe = problem(decision.input, DEFAULT_MAX_DEPTH)
 		if unsafe is not None:
 			raise ApprovalError(

@@ -1,30 +1,8 @@
-r"""Turn a model's reply text into commands to run, or into precise errors for the model.
+"""Turn a model's reply text into commands to run, or into precise errors for the model.
 
-The rules (the maestro prompt states them, docs/guides/replies.md explains them):
-
-1. A reply is one JSON object ``{"commands": [...]}``. A bare list of commands, a single command
-   object, JSON in Markdown fences, JSON surrounded by prose and ``<think>`` blocks are accepted.
-2. All or nothing: if any command is invalid (malformed, unknown, a tool that does not exist or is
-   not granted, input that does not match the tool's schema, an output that does not match the
-   output schema), nothing runs. The model hears about every invalid command, and which valid
-   ones did not run because of them.
-3. ``finish`` and ``requestHumanInput`` end a reply: commands after them do not run, and each one
-   is named as ignored (they are still checked: an invalid one makes the whole reply invalid, by
-   rule 2, so that the reply schema and the parser agree).
-4. A reply cut off at the output token limit (or stopped by a refusal, a safety filter, a native
-   tool call, or for any other reason than its end: finish reason ``incomplete``) runs nothing,
-   even when what arrived happens to parse.
-5. A reply holding several JSON values of commands (objects, or bare lists of commands) runs
-   nothing: which one was meant is a guess. One in a Markdown fence and another in the prose
-   after it are two (a model quoting a command a page injected, under its own).
-6. A reply longer than the size cap, or nested deeper than the depth cap, runs nothing.
-7. A reply a state could not hold runs nothing: a key twice in one object (which one was meant is
-   a guess), ``NaN`` or ``Infinity`` (not JSON), a lone surrogate escape such as ``"\ud800"`` (not
-   text: the next request, and every resume of the saved state, would fail to encode it). This
-   holds for tool inputs sent as JSON text too (`openmolt_core._support.jsonsafe`).
-
-Finding the one JSON value in a model's text (rules 1, 5, 6 and 7, in linear time) is
-`openmolt_core._support.jsonsafe.json_in_text`'s; the commands and what the model is told are here.
+The rules are docs/guides/replies.md's (the maestro prompt states them); finding the one JSON value
+in the text is `openmolt_core._support.jsonsafe.json_in_text`'s, the commands and what the model is
+told are here.
 """
 
 from __future__ import annotations
@@ -228,7 +206,7 @@ def parse_reply(
 	max_chars: int = DEFAULT_MAX_REPLY_CHARS,
 	max_depth: int = DEFAULT_MAX_DEPTH,
 ) -> ParsedReply:
-	"""Parse and validate a reply by the rules of this module.
+	"""Parse and validate a reply by the reply rules (docs/guides/replies.md).
 
 	Args:
 		text: The model's reply text.
@@ -261,9 +239,7 @@ def parse_reply(
 		# JSON text the repair decoded (an output or a tool input sent as text) is held to the
 		# same depth cap as the reply: the cap was checked before it was decoded.
 		items = _items(within_depth(restore(data), max_depth) if restore is not None else data)
-	except (
-		UnsafeJson
-	) as unsafe:  # a tool input sent as JSON text (`openmolt_core._support.schemafit.Decode`)
+	except UnsafeJson as unsafe:  # in JSON text the repair decoded
 		return ParsedReply([], [_unsafe(unsafe)], dumps(data))
 	except NoJsonValue as missing:
 		return ParsedReply([], [_missing(missing, max_depth)], dumps(data))

@@ -2,9 +2,7 @@
 
 The schema says exactly what the parser accepts for this agent: ``callTool`` is one variant per
 visible tool (its handle as a ``const``, its own input schema), ``requestHumanInput`` appears only
-when a person can answer, and ``finish.output`` is the agent's output schema. `FittedSchema` is
-the schema as a model's requests send it (fitted by `openmolt_core.capabilities.structured`), and
-how the loop reads the replies made under it (`FittedSchema.restore`).
+when a person can answer, and ``finish.output`` is the agent's output schema.
 """
 
 from __future__ import annotations
@@ -187,10 +185,6 @@ class Envelope:
 			if defs:
 				self._schema["$defs"] = defs
 		return self._schema
-
-	def size(self) -> int:
-		"""The canonical schema's size in bytes, as compact JSON."""
-		return len(json.dumps(self.schema(), separators=(",", ":"), ensure_ascii=False).encode())
 
 
 @dataclass(frozen=True, slots=True, eq=False)  # never compared: no __eq__ to generate

@@ -13,8 +13,8 @@ OpenMoltError
     └── RunCancelledError   a durable run was cancelled (also a ConfigurationError)
 ```
 
-Messages say what to do next, and never contain a secret. Every error survives a round trip
-through `pickle` (a durable engine raises it in another process); `to_dict` gives it as JSON.
+Messages say what to do next, and never contain a secret. Every error survives `pickle`, and
+`to_dict` gives it as JSON.
 """
 
 from __future__ import annotations
@@ -117,10 +117,7 @@ class ProviderError(OpenMoltError):
 
 
 class UnreadableAttachment(ProviderError):
-	"""A model cannot read a file the conversation sends it, so the request was not sent.
-
-	Another model may read it: model fallback asks the next one (`openmolt_core.fallback`).
-	"""
+	"""A model cannot read a file the conversation sends it, so the request was not sent."""
 
 
 class IntegrationError(OpenMoltError):
@@ -191,9 +188,7 @@ class ApprovalError(OpenMoltError):
 
 
 class RunError(OpenMoltError):
-	"""A run stopped because of an error it could not feed back to the model (e.g. the provider).
-
-	``agent.run(input, history=error.result.state)`` resumes it from its partial result.
+	"""A run stopped on an error it could not feed back to the model; ``result.state`` resumes it.
 
 	Args:
 		message: What went wrong.
@@ -215,10 +210,7 @@ class RunError(OpenMoltError):
 
 
 class RunCancelledError(RunError, ConfigurationError):
-	"""A durable run was cancelled (``om.cancel``, ``openmolt runs --cancel``): final.
-
-	Nothing of it goes on (an answer or a resume given to it later is refused, as a
-	`ConfigurationError`); ``result`` holds its state as far as the store kept it, status ``error``.
+	"""A durable run was cancelled (``om.cancel``): final, as a later answer or resume is refused.
 
 	Args:
 		message: Which run, and that it was cancelled.

@@ -1,14 +1,8 @@
 """File references, and what a tool and the loop use of the file store (`FileAccess`).
 
-A *file reference* is a string a model can pass from one tool to another instead of the bytes:
-
-- ``openmolt-file:<id>``: a file saved in the store (a binary HTTP response, a generated image);
-- ``data:<media type>;base64,<data>``: small inline data the model produced;
-- ``fileSystem:<path>``: a path inside the directories of the registered FileSystem integration.
-
-Any of them may end with a byte range, ``#bytes=<start>-<end>`` (both offsets inclusive;
-``#bytes=<start>-`` runs to the end): it resolves to that slice of the file. The store itself is
-`openmolt_core.filestore.FileStore`, whose names still import from here on first use.
+A *file reference* (``openmolt-file:<id>``, a ``data:`` URL or ``fileSystem:<path>``, maybe with a
+byte range) is a string a model passes from one tool to another instead of the bytes
+(docs/integration-authoring.md, "Files"). The store is `openmolt_core.filestore.FileStore`.
 """
 
 from __future__ import annotations
@@ -107,7 +101,7 @@ class FileAccess(Protocol):
 		...
 
 	def read(self, reference: str, *, max_bytes: int | None = None) -> StoredFile:
-		"""Resolve a file reference to bytes, blocking (call it from a worker thread).
+		"""`open`, blocking (call it from a worker thread).
 
 		Args:
 			reference: The file reference.
@@ -119,13 +113,10 @@ class FileAccess(Protocol):
 		...
 
 	def describe(self, reference: str) -> dict[str, Any]:
-		"""Describe a file reference without reading it, blocking (call it from a worker thread).
+		"""`info`, blocking (call it from a worker thread).
 
 		Args:
 			reference: The file reference.
-
-		Returns:
-			``{"file": <reference>, "size", "mediaType", "name"}``.
 
 		Raises:
 			ToolError: The reference is malformed, unknown, out of range or refused.
@@ -133,10 +124,13 @@ class FileAccess(Protocol):
 		...
 
 	async def info(self, reference: str) -> dict[str, Any]:
-		"""Describe a file reference without reading it (see `describe`).
+		"""Describe a file reference without reading it.
 
 		Args:
 			reference: The file reference.
+
+		Returns:
+			``{"file": <reference>, "size", "mediaType", "name"}``.
 
 		Raises:
 			ToolError: The reference is malformed, unknown, out of range or refused.
@@ -194,9 +188,7 @@ async def keep_attachments(
 	secrets: Iterable[str] = (),
 	origin: Mapping[str, Any] | None = None,
 ) -> tuple[list[Attachment], list[dict[str, Any]]]:
-	"""The files sent with a run's input, kept in the store: what the model sees, what tools read.
-
-	Each is saved through `save_screened`; the model is shown what was kept, never a file withheld.
+	"""The files sent with a run's input, saved through `save_screened`: the model sees what was kept.
 
 	Args:
 		files: The agent's view of the store.

@@ -26,14 +26,11 @@ __all__ = [
 ]
 
 StructuredMode = Literal["strict", "partial", "off"]
-"""How much of a reply the provider constrains (`openmolt_core.structured`)."""
+"""How much of a reply the provider constrains: all, part (the rest as JSON text), or none."""
 
 
 class ModelConfig(BaseModel):
-	"""One model configuration for every provider, so an agent can switch provider unchanged.
-
-	A key a model cannot honour is dropped with a warning or refused before the request is sent.
-	"""
+	"""One model configuration for every provider (a key a model cannot honour is dropped or refused)."""
 
 	# Built on first use (validation, a schema): an agent on the defaults never validates one.
 	model_config: ClassVar[ConfigDict] = ConfigDict(
@@ -105,8 +102,8 @@ class CompactionConfig:
 	"""How an agent compacts its history (``create_agent(compaction=...)``).
 
 	Args:
-		threshold_tokens: Compact before a call whose prompt would pass this many tokens. None:
-			``share`` of the model's context window.
+		threshold_tokens: Compact before a call whose prompt would pass this many tokens (None:
+			``share`` of the model's context window).
 		share: The share of the context window used when ``threshold_tokens`` is None.
 		keep_steps: The latest steps kept verbatim; every older one is summarised.
 		summary_words: The most words the summary may take.
@@ -191,12 +188,10 @@ class ModelRequest:
 		response_schema: JSON Schema of the reply envelope, fitted to the provider's dialect.
 		config: The agent's model configuration.
 		cache_key: A stable key for the static prefix (agent identity), for providers that use one.
-		response_mode: How the provider should use ``response_schema``: ``strict`` and
-			``partial`` as structured output that constrains the reply, ``off`` as no structured
-			output (the prompt asks for JSON); None when the provider declared no dialect.
-		plain_system: Builds the system prompt of the same step without structured output: a
-			provider that drops this request's structured output sends it instead of ``system``
-			(None: nothing to drop).
+		response_mode: How the provider should use ``response_schema`` (`StructuredMode`); None
+			when the provider declared no dialect.
+		plain_system: Builds the step's system prompt for a provider that drops this request's
+			structured output, to send instead of ``system`` (None: nothing to drop).
 		model_id: Which of the agent's models the request is for (``provider:model``; None: the
 			call's own). Providers do not read it.
 	"""
@@ -277,8 +272,7 @@ class Usage:
 		"""Build a usage from `to_dict`'s output.
 
 		Raises:
-			ValueError: It is no usage: a count that is no whole, non-negative number, or a
-				cost that is no number.
+			ValueError: A count is no whole, non-negative number, or the cost no number.
 		"""
 		if not isinstance(data, Mapping):
 			raise ValueError("a usage is a JSON object of counts")
@@ -309,8 +303,7 @@ class ModelResponse:
 		usage_by_model: ``usage`` split by model id, when calls of several models make it up
 			(empty when it is all ``model``'s).
 		prompt_tokens: The input tokens of the request that gave the reply, when ``usage`` adds
-			up several requests: the prompt's size (``state.context_tokens``). None:
-			``usage.input_tokens`` is it.
+			up several requests (None: ``usage.input_tokens`` is it).
 	"""
 
 	text: str

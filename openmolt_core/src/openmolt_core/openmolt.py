@@ -58,11 +58,7 @@ _MAKING = threading.RLock()
 
 
 def _settings(option: str, value: object, example: str) -> dict[str, dict[str, Any]]:
-	"""``llm_providers`` or ``integrations``: settings by name, each a dict (copied).
-
-	Raises:
-		ConfigurationError: It, or one name's settings, is not a dict; the message shows the form.
-	"""
+	"""``llm_providers`` or ``integrations``: settings by name, each a dict (copied), or `ConfigurationError`."""
 	if value is None:
 		return {}
 	if not isinstance(value, Mapping):
@@ -85,66 +81,44 @@ class OpenMolt:
 	"""The entry point: configure providers and integrations once, then create agents.
 
 	Args:
-		llm_providers: Settings per provider name, e.g. ``{"openai": {"api_key": "..."}}``. Keys
-			default to ``OPENMOLT_OPENAI_API_KEY``, ``OPENMOLT_ANTHROPIC_API_KEY`` and
-			``OPENMOLT_GOOGLE_API_KEY``.
+		llm_providers: Settings per provider name, e.g. ``{"openai": {"api_key": "..."}}``; keys
+			default to ``OPENMOLT_OPENAI_API_KEY`` and the like (docs/guides/providers.md).
 		integrations: Config per integration id (API keys and the like), shared by all agents;
 			an agent's own credential config wins.
 		max_steps: Default step budget of each agent.
-		max_cost: Default cost budget of each agent's runs, in USD (None: none); see
-			`create_agent`.
-		verbose: Log each step and tool call of this instance's agents to stderr (other instances
-			stay quiet; an agent's ``config={"verbose": ...}`` overrides it).
+		max_cost: Default cost budget of each agent's runs, in USD (None: none; `create_agent`).
+		verbose: Log each step and tool call of this instance's agents to stderr.
 		plugins: Plugin modules or objects to use besides (or instead of) installed ones.
 		entry_points: Whether to find installed plugins through entry points.
-		http_client: An ``httpx.AsyncClient`` to use for every request (tests pass a mock one).
-			Every user of the instance shares it, so from then on it stores no cookie a response
-			sets (the cookies given to it are still sent), as the client an instance makes.
-		files_dir: Where the file store keeps binary tool results (downloads, generated images);
-			default: a temporary directory made on first use and removed by `aclose`.
-		schedule_store: A SQLite file keeping the schedules' run history across restarts (so
-			missed runs are noticed); without it the history is kept in memory.
+		http_client: An ``httpx.AsyncClient`` for every request (tests pass a mock one); shared,
+			it keeps no cookie a response sets from then on.
+		files_dir: Where the file store keeps binary tool results (default: a temporary
+			directory, removed by `aclose`).
+		schedule_store: A SQLite file keeping the schedules' run history across restarts
+			(default: in memory; docs/guides/schedules.md).
 		clock: The scheduler's clock (tests pass `openmolt_core.testing.FakeClock`).
-		requires_approval: Approval rules for every agent of this instance, such as
-			``["stripe:writes", "github:writes"]`` (see `openmolt_core.policy`); an agent's
-			own rules add to them.
-		approvals: Signs and checks approval decisions and keeps the ledger of decided calls
-			(`openmolt_core.approvals.Approvals`; default: a random key, in memory).
-		run_store: A SQLite file recording every run of this instance with its events (see
-			`openmolt_core.runstore`; ``openmolt ui`` shows them).
-		observers: Objects that hear every run (`openmolt_core.observe.RunObserver`): telemetry,
-			the run viewer. More can be appended to ``om.observers`` later.
-		durability: Make runs durable (``pip install "openmolt[dbos]"``): a SQLite file path,
-			a ``postgresql://`` URL, or a dict with ``url`` and options (see
-			docs/guides/durable.md). Runs then survive a crash, parked questions are answered
-			from any process (`answer`), and schedules fire once across all workers. Without it
-			(the default) everything runs in this process and nothing is installed.
-		guardrails: Guardrails for every agent of this instance (`openmolt_core.guardrails`);
-			an agent's own run after them.
-		taint_policy: The default taint policy of this instance's agents
-			(`openmolt_core.taint.TaintPolicy`, its fields as a dict, or ``"approve"``,
-			``"refuse"``, ``"allow"``); an agent's own replaces it.
-		retry: How HTTP calls that may succeed later are retried, by the integrations' tools
-			and the built-in model providers alike: a `openmolt_core.retry.RetryPolicy` or a
-			dict of its fields (``{"attempts": 6, "max_wait": 20}``); default: 4 attempts,
-			waits of at most 30 s, 60 s in all. A provider's ``max_retries`` setting still
-			sets its own number of attempts.
-		credential_store: Where integration credentials from ``openmolt auth`` are kept
-			(`openmolt_core.credstore`): a `CredentialStore`, a path to an encrypted file, or
-			False for none. Default: the encrypted file ``openmolt auth`` writes, when it
-			exists. Its values fill what the config and the environment leave out, join
-			`secrets`, and refreshed tokens are saved back to it.
-		capabilities: Behaviour attached to the runs of every agent of this instance
-			(`openmolt_core.hooks.Capability` objects, or the names of capabilities plugins
-			register, or ``{"name": ..., "options": {...}}``); they run before an agent's own.
-		accounts: End users' accounts (`openmolt_core.accounts`): ``{"redirect_uri": ...,
-			"key": ...}``, the redirect the services send users back to (``openmolt serve``
-			answers at ``/auth/callback``) and the key that signs consent states (shared by
-			processes that share runs). Default: ``OPENMOLT_AUTH_REDIRECT_URI`` and
-			``OPENMOLT_AUTH_KEY``.
-		secrets: More values that must never show (a database password, a key the application
-			gives its tools itself); they join `secrets` with what the instance finds on its own.
-			A mapping gives its values (``{"db": password}``), not its names.
+		requires_approval: Approval rules for every agent, such as ``["stripe:writes"]``, added
+			to an agent's own (docs/guides/approvals.md).
+		approvals: Signs and checks approval decisions (`openmolt_core.approvals.Approvals`;
+			default: a random key, in memory).
+		run_store: A SQLite file recording every run with its events (``openmolt ui`` shows them).
+		observers: Objects that hear every run (`openmolt_core.observe.RunObserver`); more can be
+			appended to ``om.observers``.
+		durability: Make runs durable (``pip install "openmolt[dbos]"``): a SQLite path, a
+			``postgresql://`` URL, or a dict with ``url`` and options (docs/guides/durable.md).
+		guardrails: Guardrails for every agent, run before its own (docs/guides/guardrails.md).
+		taint_policy: The agents' default taint policy (`openmolt_core.taint.TaintPolicy`, a dict
+			of its fields, or ``"approve"``, ``"refuse"``, ``"allow"``); an agent's own replaces it.
+		retry: How tools and providers retry HTTP calls: a `openmolt_core.retry.RetryPolicy` or
+			a dict of its fields (docs/guides/retries.md).
+		credential_store: Where integration credentials are kept: a `CredentialStore`, a file's
+			path or False (default: ``openmolt auth``'s file, if any; docs/guides/accounts.md).
+		capabilities: Behaviour attached to every agent's runs, before the agent's own: `Capability`
+			objects, names plugins register, or ``{"name", "options"}`` (docs/guides/capabilities.md).
+		accounts: End users' accounts: ``{"redirect_uri": ..., "key": ...}`` (default:
+			``OPENMOLT_AUTH_REDIRECT_URI`` and ``OPENMOLT_AUTH_KEY``; docs/guides/accounts.md).
+		secrets: More values that must never show; they join `secrets` (a mapping gives its
+			values, not its names).
 	"""
 
 	def __init__(
@@ -208,9 +182,7 @@ class OpenMolt:
 		from openmolt_core._support.secretset import SecretSet, registered_keys
 
 		self.secrets: SecretSet = SecretSet()
-		"""Every secret this instance knows (`openmolt_core.secrets`): provider keys, integration
-		credentials, MCP and bot secrets. Every agent's redactor, the run store, the events, the
-		viewer, telemetry and the logging filter read it; add what else must never show."""
+		"""Every secret this instance knows (`openmolt_core.secrets`); add what else must never show."""
 		self.secrets.add_once(self._found_secrets)  # read at first use: creating stays cheap
 		if secrets:
 			if isinstance(secrets, str):
@@ -286,10 +258,7 @@ class OpenMolt:
 
 	@staticmethod
 	def of(agent: Agent) -> OpenMolt:
-		"""The instance that owns an agent: ``agent.om``, typed as this class.
-
-		The kernel types ``agent.om`` by what it needs of it (`openmolt_core.agent.Instance`);
-		nothing is checked at run time (a test's stand-in is returned as it is).
+		"""The instance that owns an agent: ``agent.om``, typed as this class (not checked).
 
 		Args:
 			agent: An agent created by ``create_agent``.
@@ -319,8 +288,7 @@ class OpenMolt:
 	def credential_store(self) -> CredentialStore | None:
 		"""The credential store integrations read after their config and the environment.
 
-		The default one (the file ``openmolt auth`` writes, when it exists) is looked up at first
-		use. One set later is treated as one given to the constructor; None means none.
+		The default one is looked up at first use; one set later counts as given to the constructor.
 		"""
 		if self._default_credential_store:
 			self._default_credential_store = False
@@ -371,9 +339,7 @@ class OpenMolt:
 	# sessions -----------------------------------------------------------------------------
 
 	def conversation(self, agent: Agent, session: Session) -> RunConversation:
-		"""A run's part in ``session``: what its call opens and closes (``run(session=...)``).
-
-		The sessions capability asks for one per call with a session (`openmolt_core.sessions`).
+		"""A run's part in ``session`` (``run(session=...)``), for the sessions capability.
 
 		Args:
 			agent: The agent whose run it is.
@@ -395,10 +361,9 @@ class OpenMolt:
 		return self._durability
 
 	def use_durability(self, durability: DurabilityConfig) -> None:
-		"""Make this instance's runs durable after it was made (``openmolt worker`` does this).
+		"""Make this instance's runs durable after it was made, before its first run or schedule.
 
-		Call it before the first run or schedule; agents created earlier must then be
-		registered with ``om.durability.register(agent)`` (the worker does both).
+		Agents created earlier must then be registered with ``om.durability.register(agent)``.
 
 		Args:
 			durability: As for the constructor's ``durability``.
@@ -419,21 +384,17 @@ class OpenMolt:
 		return required(self.durability, what)
 
 	async def answer(self, run_id: str, text: str, *, step: int | None = None) -> None:
-		"""Answer the question a durable run is parked on; the run goes on wherever it lives.
-
-		Works from any process that shares the durable store, with or without a worker running.
+		"""Answer the question a durable run is parked on, from any process sharing its store.
 
 		Args:
 			run_id: The run's id (``result.state.run_id``, `pending`, ``openmolt runs``).
 			text: The answer.
-			step: The step of the question this answers (`PendingRun.step`, as `pending` shows
-				it): an answer for a question that is no longer the pending one is refused
-				instead of answering the run's next question. None: the question pending now.
+			step: The step of the question this answers (`PendingRun.step`): refused when that
+				question no longer waits. None: the question pending now.
 
 		Raises:
 			ConfigurationError: Durability is off, or the run waits for no answer.
-			AlreadyAnsweredError: Another answer to the question won (also when ``step`` names
-				a question the run has moved past).
+			AlreadyAnsweredError: Another answer to the question won, or ``step`` has passed.
 		"""
 		backend = self._durable("om.answer")
 		if step is None:
@@ -453,14 +414,15 @@ class OpenMolt:
 		return await self._durable("om.pending").pending(agent=agent)
 
 	async def cancel(self, run_id: str) -> str:
-		"""Cancel an unfinished durable run, from any process; the engine's id for it.
+		"""Cancel an unfinished durable run from any process (docs/guides/durable.md).
 
-		Running, parked, stranded, or failed with a state that could go on, it takes no further
-		step once this returns (docs/guides/durable.md); a later answer, resume or result is
-		refused as cancelled. The run store's record of it is the application's to update.
+		It takes no further step once this returns; a later answer, resume or result is refused.
 
 		Args:
 			run_id: The run's id (``result.state.run_id``, `pending`, ``openmolt runs``).
+
+		Returns:
+			The engine's id for the run.
 
 		Raises:
 			ConfigurationError: Durability is off, no run has that id, or it has ended.
@@ -472,10 +434,8 @@ class OpenMolt:
 
 		Args:
 			run_id: The run's id.
-			wait: Wait until the run ends, or parks on an approval or an account (its result
-				says so: ``agent.resume`` goes on); a run parked on a question is still going
-				(``om.answer`` answers it) and is waited for. Otherwise at once: None while it
-				runs, or the parked result of a run waiting for an answer.
+			wait: Wait until the run ends or parks on an approval or an account (a run parked
+				on a question is waited for); else at once: None while it runs.
 
 		Raises:
 			RunError: The run ended on an error (with its state, to resume from).
@@ -506,11 +466,7 @@ class OpenMolt:
 		return self._files
 
 	async def aclose(self) -> None:
-		"""Stop tool sources (MCP servers), close the HTTP client if OpenMolt made it, remove temp files.
-
-		Warns with `openmolt_core.scheduler.ScheduleWarning` when schedules were added but the
-		instance never served them.
-		"""
+		"""Stop tool sources (MCP servers), close the HTTP client if OpenMolt made it, remove temp files."""
 		from openmolt_core.assembly import close
 
 		await close(self)
@@ -528,11 +484,7 @@ class OpenMolt:
 		exc: BaseException | None,
 		tb: TracebackType | None,
 	) -> bool | None:
-		"""Stop the schedules (cancelling runs in flight), then close the HTTP client.
-
-		An exception from the block comes out as itself, not wrapped in an ``ExceptionGroup``:
-		``except ValueError`` around ``async with om:`` catches a ``ValueError`` from inside.
-		"""
+		"""Stop the schedules (cancelling runs in flight), then close; the block's exception comes out as itself."""
 		from openmolt_core.assembly import leave
 
 		return await leave(self, exc_type, exc, tb)
@@ -569,9 +521,6 @@ class OpenMolt:
 
 	async def prepare(self, *, provider: str | None = None, http_tools: bool = False) -> None:
 		"""Load what a first run needs in a worker thread, so the event loop never blocks on it.
-
-		The provider, the HTTP stack and the template engine take hundreds of milliseconds to
-		import. `Agent.run` calls this once per provider; later calls cost a dictionary lookup.
 
 		Args:
 			provider: The provider name the run will use, if any.
@@ -653,74 +602,49 @@ class OpenMolt:
 		tool_loading: ToolLoading | ToolSearch = "all",
 		capabilities: Sequence[CapabilityEntry] = (),
 	) -> Agent:
-		"""Create an agent. Creating one never touches the network.
+		"""Create an agent (docs/guides/agents.md). Creating one never touches the network.
 
 		Args:
 			name: The agent's name.
 			model: ``"provider:model"`` (``"openai:gpt-5-mini"``), or a provider object; or a
-				list of them, tried in order when one fails for good (`openmolt_core.fallback`).
+				list of them, tried in order when one fails for good (docs/guides/fallback.md).
 			instructions: What the agent must do.
-			instructions_path: A file to read the instructions from instead (UTF-8, a regular
-				file of at most 4 MiB, `openmolt_core.assembly.MAX_INSTRUCTIONS_BYTES`).
+			instructions_path: A UTF-8 file to read the instructions from instead (at most 4 MiB).
 			model_config: Standard model settings: thinking, search, temperature, max_output_tokens,
 				top_p, stop, provider_options.
-			config: Overrides of this instance's settings for this agent, as the spec's
-				``config`` ("adjust the constructor's config"): an
-				`openmolt_core.agentconfig.AgentConfig` or a dict of its fields, in camelCase or
-				snake_case (``max_steps``, ``max_tokens``, ``timeout``, ``verbose``, the caps of
-				`openmolt_core.agent.Limits`, and ``max_result_chars_per_tool``: thresholds by
-				tool handle or pattern, see `openmolt_core.offload`). Explicit keyword arguments
-				win.
+			config: Overrides of this instance's settings for this agent: an `AgentConfig` or a dict
+				of its fields (docs/guides/budgets.md); explicit keyword arguments win.
 			integrations: Integration ids, or `openmolt_core.agentconfig.IntegrationEntry` objects
-				or dicts ``{"integration", "credential": {"type", "config",
-				"on_token_refresh"}, "scopes"}``.
-			tools: Extra tools, visible as ``local.<handle>``: `Tool` objects, other agents
-				(`openmolt_core.subagents`), or plain (sync or async) functions, whose input
-				schema comes from their signature (see `openmolt_core.functiontools.tool`).
-			memory: An `openmolt_core.options.AgentMemory` or a dict ``{"long_term": {"data",
-				"on_update", "shared"}, "short_term": {...}}`` (camelCase accepted). Long-term
-				memory is each end user's (a run's ``user``), the agent's for runs for no user,
-				one for all with ``shared``.
+				or dicts of their fields.
+			tools: Extra tools, visible as ``local.<handle>``: `Tool` objects, other agents, or
+				plain (sync or async) functions (docs/guides/tools.md).
+			memory: An `openmolt_core.options.AgentMemory` or a dict of its fields (each end
+				user's own; docs/guides/agents.md#memory).
 			on_human_input_request: Answers the agent's questions (sync or async, takes the
 				question, returns the answer); None or False disables ``requestHumanInput``.
 			requires_approval: Which tool calls wait for a decision: True (all), a rule or a
-				list of rules (``"stripe:writes"``, ``"local.send_email"``...; see
-				`openmolt_core.policy`), added to the instance's.
-			on_approval_request: Decides those calls (sync or async; takes an
-				`openmolt_core.approvals.ApprovalRequest`, returns ``request.approve()`` or
-				``request.deny(reason)``); without it a call that needs a decision parks the run
-				with status ``approval_required``.
-			guardrails: Checks around the input, tool calls, their results and the output
-				(`openmolt_core.guardrails`), after the instance's.
-			taint_policy: What a run that read untrusted content may still send out, and which
-				tools count as private, untrusted or outbound (`openmolt_core.taint`): a
-				`openmolt_core.taint.TaintPolicy`, its fields as a dict, or ``"approve"`` (the
-				default), ``"refuse"``, ``"allow"``; replaces the instance's.
+				list of rules, added to the instance's (docs/guides/approvals.md).
+			on_approval_request: Decides those calls (sync or async; ``request.approve()`` or
+				``request.deny(reason)``); without it such a call parks the run.
+			guardrails: Checks around the input, tool calls, their results and the output, after
+				the instance's (docs/guides/guardrails.md).
+			taint_policy: What a run that read untrusted content may still send out, as for the
+				constructor's; replaces the instance's (docs/guides/safety.md).
 			output_schema: A pydantic model class or JSON Schema the final output must match.
-			max_steps: The most model calls a run makes (default: the instance's); the last one
-				is told it is the last.
+			max_steps: The most model calls a run makes (default: the instance's).
 			max_tokens: Tokens over the run (input + output) after which no model call starts.
 			timeout: Seconds the whole run may take (model calls, tools, waits, a person's answer).
 			max_cost: USD a run may spend on model calls, sub-agents' included (default: the
-				instance's): no call starts once it is spent, and a call expected to cross it
-				is told it is the last. Every model of the agent (fallbacks and sub-agents too)
-				must have a known price.
-			compaction: How long runs summarise their older steps (`openmolt_core.compaction`):
-				True (the default settings), False (never), a `CompactionConfig`, or its fields
-				as a dict (``{"threshold_tokens": 50000, "keep_steps": 6, "model":
-				"openai:gpt-5-nano"}``).
-			skills: Skill folders (a folder with a ``SKILL.md``, or a folder of them), names of
-				skills plugins provide (``"pdf-forms"``, else a folder of that name), or `Skill`
-				objects (`openmolt_core.skills`); the model loads them on demand with the
-				``skills.load`` tool.
+				instance's); every model must have a known price (docs/guides/budgets.md).
+			compaction: How long runs summarise older steps: True (the defaults), False, a
+				`CompactionConfig` or a dict of its fields (docs/guides/long-runs.md).
+			skills: Skill folders, names of skills plugins provide, or `Skill` objects, loaded
+				by the model on demand (docs/guides/skills.md).
 			fallback_models: Models to try, in order, after ``model`` (same as giving a list).
-			tool_loading: ``"all"`` lists every tool in the first message; ``"search"`` shows a
-				catalog and built-in tools to search and load tools; ``"auto"`` searches when the
-				agent has more than 30 tools; a `openmolt_core.toolsearch.ToolSearch` sets the
-				searcher (embeddings), pinned tools and limits.
-			capabilities: Behaviour attached to the agent's runs (`openmolt_core.hooks`):
-				`Capability` objects, names of capabilities plugins register, or ``{"name":
-				..., "options": {...}}``; they run after the instance's, in list order.
+			tool_loading: ``"all"`` lists every tool; ``"search"`` lets the model search them;
+				``"auto"`` searches past 30; or a `ToolSearch` (docs/guides/many-tools.md).
+			capabilities: Behaviour attached to the agent's runs, after the instance's: as for
+				the constructor's ``capabilities`` (docs/guides/capabilities.md).
 
 		Raises:
 			ConfigurationError: An option is wrong; the message names it and the fix.
@@ -782,10 +706,7 @@ class OpenMolt:
 	def FileSystemIntegration(
 		paths: str | Path | Sequence[str | Path], **options: Any
 	) -> Integration:  # the spec's name
-		"""A local file-system integration confined to the given directories.
-
-		Not available by default: register it with
-		``om.register_integration("fileSystem", OpenMolt.FileSystemIntegration("./data"))``.
+		"""A local file-system integration confined to the given directories (register it to use it).
 
 		Args:
 			paths: One directory or several; every path the agent uses must stay inside them.
@@ -797,11 +718,7 @@ class OpenMolt:
 
 	@staticmethod
 	def HttpRequestIntegration(**options: Any) -> Integration:  # the spec's naming
-		"""The generic ``httpRequest`` integration, configured (it is available by default).
-
-		Register it to change its options, e.g. to let agents reach some internal hosts:
-		``om.register_integration("httpRequest",
-		OpenMolt.HttpRequestIntegration(allow_internal_hosts=["wiki.corp.example"]))``.
+		"""The generic ``httpRequest`` integration (available by default), to register with other options.
 
 		Args:
 			**options: See `openmolt_core.integrations.http_request.http_request_integration`.

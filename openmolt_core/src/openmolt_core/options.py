@@ -52,8 +52,7 @@ def read_model_config(value: ModelConfig | Mapping[str, Any], where: str) -> Mod
 		where: Who was given it, for the message (``create_agent``, ``agent.model_config``).
 
 	Raises:
-		ConfigurationError: It is neither, or a setting is unknown (the nearest named) or of
-			the wrong type (what it must be, and what was given).
+		ConfigurationError: It is neither, or a setting is unknown or of the wrong type.
 	"""
 	from openmolt_core.llm import ModelConfig
 
@@ -85,8 +84,7 @@ def parse_options(model: type[_M], value: Any, where: str) -> _M:
 		where: Where the options were given, for the message (``create_agent: config``).
 
 	Raises:
-		ConfigurationError: An unknown key (with the closest known one), a wrong value, or one
-			key spelled both ways with different values.
+		ConfigurationError: An unknown key, a wrong value, or a key spelled both ways.
 	"""
 	from openmolt_core.errors import ConfigurationError
 
@@ -107,11 +105,10 @@ class MemoryPart(Options):
 		data: The initial text (any other JSON value is written as JSON): of the agent's own
 			long-term memory, which runs for no user read (or every run's, when ``shared``).
 		on_update: Called (sync or async) with the new text after each update (Python only);
-			it may take ``update_id`` (the same when a durable run calls it again), ``untrusted``
-			(the writing run had read untrusted content) and ``user`` (whose memory it is).
-			Long-term memory's callback without ``user`` is not called for a user's runs.
+			it may take ``update_id``, ``untrusted`` and ``user`` (whose memory it is). Long-term
+			memory's callback without ``user`` is not called for a user's runs.
 		untrusted: ``data`` was written by a run that had read untrusted content: a run that
-			starts from it starts tainted (docs/guides/safety.md).
+			starts from it starts tainted.
 		shared: Long-term memory only: one memory for every run of the agent, whoever it acts
 			for. Default: each end user's own.
 	"""

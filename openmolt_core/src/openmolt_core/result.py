@@ -29,18 +29,15 @@ RunStatus = Literal[
 ]
 """How a run ended.
 
-``success`` / ``failure``: the model finished and said so. ``limit_reached``: a step, token or time
-budget ran out. Parked, ``agent.resume(state, ...)`` goes on: ``human_input_required`` (its
-handler raised `openmolt_core.agent.HumanInputUnavailable`: ``answer=``), ``approval_required``
-(a call waits for a decision: ``decision=``), ``authorization_required`` (a call needs the end
-user's account: once connected). ``guardrail_tripped``: a guardrail stopped the run
-(`openmolt_core.guardrails`). ``error``: the provider failed for good, or the run broke; the
-state is kept either way.
+``success`` / ``failure``: the model finished and said so. ``limit_reached``: a budget ran out.
+Parked (`PARKED_STATUSES`; ``agent.resume(state, ...)`` goes on: docs/guides/resume.md): a
+question nobody could answer, a call waiting for a decision or for the end user's account.
+``guardrail_tripped``: a guardrail stopped the run. ``error``: the provider failed for good, or
+the run broke; the state is kept either way.
 """
 
 PARKED_STATUSES: frozenset[str] = frozenset(get_args(ParkedStatus))
-"""The `ParkedStatus` values: the one list every surface reads to tell a parked run from an
-ended one."""
+"""The `ParkedStatus` values: what every surface reads to tell a parked run from an ended one."""
 
 SESSION_KEY = "session"
 """``RunState.ext`` key: the id of the session the run is a turn of (`RunState.session_id`)."""

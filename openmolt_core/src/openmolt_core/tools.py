@@ -52,8 +52,7 @@ class CallingRun:
 	"""The run that calls a tool, as the tool sees it (``context.run``; None outside a run).
 
 	A run nested in the call (``agent.run(..., parent=context.run)``) takes its id, events,
-	usage, budgets, user and capabilities from it. The loop sets `LOOP_FIELDS`; the calling
-	run's capabilities hand down the others.
+	usage, budgets, user and capabilities from it. The loop sets `LOOP_FIELDS`.
 
 	Args:
 		run_id: The calling run's id.
@@ -77,12 +76,10 @@ class CallingRun:
 		spending: Awaited by a nested run after each model call with its usage so far (and per
 			model), so a durable calling run keeps it (None: nobody keeps it).
 		nesting: Awaited by a nested run as it starts, with its strictest in-doubt policy; a
-			durable calling run answers the policy under which an earlier execution of the call,
-			cut off by a crash, began one, and the run does not start again (None: none did).
-		runs: How many runs were nested in this call so far (ids ``<run id>.<step>.<index>``,
-			then ``.2``, ``.3``...: the same when the call runs again).
+			durable calling run answers the one an earlier, crashed execution began with.
+		runs: How many runs were nested in this call so far (they number their ids by it).
 		untrusted: Whether a run nested in this call read untrusted content its caller had not
-			handed down: the call's result then counts as untrusted.
+			handed down (the call's result then counts as untrusted).
 		ended: The last states of the runs nested in this call that ended, in that order.
 	"""
 
@@ -120,8 +117,7 @@ LOOP_FIELDS = frozenset(
 
 
 MAX_NESTING = 10
-"""The deepest runs nest (a sub-agent's sub-agent's ...): a run started deeper is refused (a tool
-running its own agent with ``parent=context.run`` is a cycle ``create_agent`` cannot see)."""
+"""The deepest runs nest (a sub-agent's sub-agent's ...): a run started deeper is refused."""
 
 
 InDoubt = Literal["retry", "ask", "fail"]
@@ -235,9 +231,7 @@ class ToolContext:
 	def idempotency_key(self) -> str:
 		"""This call's idempotency key: a UUID derived from `call_id` (a fresh one outside a run).
 
-		A durable run that replays the call after a crash gives the same key: HTTP tools send it
-		in their integration's idempotency header (templates read ``{{ call.idempotency_key }}``);
-		a function tool with side effects passes it to the service it calls.
+		A durable run that replays the call after a crash gives the same key (docs/guides/durable.md).
 		"""
 		call_id = self.call_id
 		return str(uuid.uuid5(IDEMPOTENCY_NAMESPACE, call_id) if call_id else uuid.uuid4())
@@ -282,9 +276,8 @@ class Tool(Protocol):
 class NestedRunTool(Tool, Protocol):
 	"""A tool whose calls run an agent, nested in the calling run: all the kernel knows of sub-agents.
 
-	Its ``execute`` runs ``agent.run(..., parent=context.run)`` (`CallingRun`); a true
-	``spends_budget`` makes calls made at once share the calling run's cost budget.
-	`openmolt_core.subagents.AgentTool` is the one ``agent.as_tool()`` makes.
+	Its ``execute`` runs ``agent.run(..., parent=context.run)``; a true ``spends_budget`` makes
+	calls made at once share the calling run's cost budget (`openmolt_core.subagents.AgentTool`).
 	"""
 
 	agent: Any
@@ -310,8 +303,7 @@ _NO_LABELS: frozenset[str] = frozenset()
 class LabelledResult:
 	"""A tool's result that carries labels of its own, beyond the tool's (this call only).
 
-	The loop unwraps it: the model reads ``value``, and the entry keeps ``labels`` (journaled,
-	where the taint policy reads them). Labels only add: a result cannot take away its tool's.
+	The model reads ``value``; the labels only add to the tool's (docs/guides/safety.md).
 
 	Args:
 		value: The result itself.
@@ -352,9 +344,8 @@ def check_labels(labels: Iterable[str], where: str) -> tuple[Label, ...]:
 def declared_labels(bound: Any) -> frozenset[str] | None:
 	"""The labels a bound tool declares: its own ``labels`` and its integration's table.
 
-	The one place a tool's labels come from, whatever its source. A tool declares labels with a
-	``labels`` attribute that is not None, or when a key of its integration's table (a tool name
-	or a shell-style pattern such as ``send*``) matches it; ``()`` and ``[]`` declare none.
+	The one place a tool's labels come from; a key of the table is a tool name or a shell-style
+	pattern (``send*``), and ``()`` declares none.
 
 	Args:
 		bound: The tool as an agent sees it (`openmolt_core._binding.BoundTool`: its ``tool``,
