@@ -121,6 +121,9 @@ MOVED_NAMES = {
 	("openmolt_core.durability", "DurabilityConfig"): "openmolt_core._durable",
 	("openmolt_core.durability", "PendingRun"): "openmolt_core._durable",
 	("openmolt_core.durability", "load_backend"): "openmolt_core._durable",
+	# what a tool call's nested runs spent, read and kept on a durable port (the spend feature's)
+	("openmolt_core.durability", "spent_before"): "openmolt_core.capabilities",
+	("openmolt_core.durability", "record_spent"): "openmolt_core.capabilities",
 	# the taint policy's reading of what runs nested in a run do (the kernel reads no labels)
 	("openmolt_core.tools", "nested_labels"): "openmolt_core.taint",
 	("openmolt_core.tools", "nested_in_doubt"): "openmolt_core.taint",

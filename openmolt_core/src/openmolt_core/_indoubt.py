@@ -13,14 +13,11 @@ from typing import Any
 
 from openmolt_core.errors import OpenMoltError
 from openmolt_core.tools import CallingRun, InDoubt, strictest
-from openmolt_core.tools import check_in_doubt as check_policy
 
 __all__ = [
 	"IN_DOUBT",
 	"WHY",
-	"InDoubt",
 	"NestedRunInDoubt",
-	"check_policy",
 	"in_doubt_entry",
 	"key_outlived",
 	"nested_doubt",
@@ -95,11 +92,8 @@ def in_doubt_entry(tool: str, how: str) -> dict[str, Any]:
 class NestedRunInDoubt(OpenMoltError):
 	"""A run nested in a tool call does not start: an earlier execution of the call began one.
 
-	Raised by ``agent.run(..., parent=context.run)`` inside a durable run's tool call that a
-	crash cut off after a run it nested had begun: that run may have taken effect (its tools'
-	in-doubt policy is not ``retry``), so it is not run again from its start. The call it was
-	raised in is in doubt under ``policy`` (`openmolt_core._execute` reads it), as a sub-agent's
-	call is.
+	Raised by ``agent.run(..., parent=context.run)`` (`nesting_begins`); the call it was raised
+	in is in doubt under ``policy`` (`nested_doubt`).
 
 	Args:
 		message: What happened (`of` words it).
@@ -132,9 +126,8 @@ class NestedRunInDoubt(OpenMoltError):
 async def nesting_begins(agent: str, policies: list[InDoubt | None], link: CallingRun) -> None:
 	"""Tell a durable calling run that a run of ``agent``, nested in its call, starts.
 
-	A run whose tools may not run twice, begun by a tool's code (``parent=context.run``) under a
-	call retried after a crash, is not covered by the call's own policy: the caller records it,
-	and one an earlier execution of the call had begun does not start again.
+	A nested run stricter than the call's own policy is recorded by the caller, and one an
+	earlier execution of the call had begun does not start again.
 
 	Args:
 		agent: The nested run's agent.

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from openmolt_core.durability import ForwardingPort, RunPort, record_spent
+from openmolt_core.durability import ForwardingPort, RunPort
 from openmolt_core.result import RunState
 
 if TYPE_CHECKING:
@@ -76,4 +76,4 @@ class RedactedPort(ForwardingPort):
 		It holds usage and model ids today; redacted all the same, everything the backend keeps
 		for a run passes this port's redactor.
 		"""
-		await record_spent(self.port, key, self._redactor().deep(dict(entry)))
+		await super().record_spent(key, self._redactor().deep(dict(entry)))

@@ -42,16 +42,10 @@ prototype on DBOS):
   the step, as the call starts. None is emitted when the journal answers the step; each step
   reserves its block of sequence numbers beforehand, so the numbers of later events do not move.
 
-A parked question (a person is asked and nobody can answer now) ends the loop with
-``human_input_required`` on every port; a durable engine then waits for the answer inside its
-workflow and goes on with ``Agent.execute(state, answer=..., port=...)``, so the loop itself
-never blocks on a person it cannot reach.
-
-An agent hands its durable runs to a `RunDriver`: the instance's durability backend, whose
-whole contract (`DurabilityBackend`, `PendingRun`, `DurabilityConfig`: re-exported here) and
-whose finding (`openmolt_core._durable.load_backend`, through the ``openmolt.extensions`` entry
-point ``dbos`` that ``openmolt-dbos`` installs) live in `openmolt_core._durable`, above the
-loop: the core never imports the engine.
+A question nobody can answer now ends the loop with ``human_input_required`` on every port; a
+durable engine waits inside its workflow and goes on with ``Agent.execute(state, answer=...)``.
+An agent hands its durable runs to a `RunDriver`; the backend's whole contract is
+`openmolt_core._durable`'s (re-exported here): the core never imports the engine.
 """
 
 from __future__ import annotations
@@ -80,8 +74,6 @@ __all__ = [
 	"call_started",
 	"journaled",
 	"keeps_spent",
-	"record_spent",
-	"spent_before",
 	"step_key",
 ]
 
@@ -162,13 +154,6 @@ class RunPort(Protocol):
 		...
 
 
-# A port may also journal the start of tool calls: ``async def call_started(key) -> bool``
-# records that the call ``key`` starts and says whether a previous execution had started it
-# (the call is then in doubt, see `openmolt_core._indoubt`); ports without it never find one.
-# Such a port may also say how long ago that start was: ``async def call_age(key) -> float |
-# None`` (seconds; None when it does not know).
-
-
 class LocalPort:
 	"""The in-process port: steps run directly, time is the monotonic clock, sleep is anyio's."""
 
@@ -212,10 +197,10 @@ LOCAL_PORT = LocalPort()
 
 
 async def call_started(port: RunPort, key: str) -> bool:
-	"""Record that a tool call starts; True if a previous execution had started it.
+	"""Record that a tool call starts; True if a previous execution had started it (in doubt).
 
-	Such a call is in doubt (`openmolt_core._indoubt` says what then happens). Ports without a
-	journal of starts (the in-process one) never find one.
+	Through the port's optional ``async def call_started(key) -> bool``; a port without it (the
+	in-process one) never finds one.
 
 	Args:
 		port: The run's port.
@@ -230,9 +215,8 @@ async def call_started(port: RunPort, key: str) -> bool:
 async def call_age(port: RunPort, key: str) -> float | None:
 	"""Seconds since a previous execution recorded the start of the tool call ``key``.
 
-	A call in doubt that is repeated with its idempotency key is safe only while the service
-	keeps the key (`openmolt_core._indoubt`). None when the port records no starts, or does not
-	know when this one began.
+	Through the port's optional ``async def call_age(key) -> float | None``; None when the port
+	has none, or does not know when this one began.
 
 	Args:
 		port: The run's port.
@@ -245,50 +229,18 @@ async def call_age(port: RunPort, key: str) -> float | None:
 	return None if found is None else float(found)
 
 
-# A port may also keep what the nested runs of a tool call spent while it ran, so a call that a
-# crash interrupts (run again, or found in doubt) still counts what its first attempt was billed:
-# ``async def spent_before(key) -> Mapping | None`` (the last record for the call ``key``) and
-# ``async def record_spent(key, entry) -> None`` (replaces it). Entries are
-# `openmolt_core.capabilities.spend.spent_entry` dicts; ports without them keep nothing.
-
-
-async def spent_before(port: RunPort, key: str) -> dict[str, Any]:
-	"""What earlier executions of the tool call ``key`` recorded as spent (empty: nothing).
-
-	Args:
-		port: The run's port.
-		key: The tool call's step key.
-	"""
-	read = getattr(port, "spent_before", None)
-	if read is None:
-		return {}
-	found = await read(key)
-	return dict(found) if found else {}
-
-
 def keeps_spent(port: RunPort) -> bool:
-	"""Whether the port keeps what a tool call's nested runs spent (`record_spent`).
+	"""Whether the port keeps what a tool call's nested runs spent (its ``record_spent``).
 
-	A port that forwards to another (`ForwardingPort`: an observer's, the redacting one) keeps
-	what the port it wraps keeps; it says so with a ``keeps_spent()`` method of its own.
+	Through the port's optional ``record_spent(key, entry)`` and ``spent_before(key)``
+	(`openmolt_core.capabilities.spend` reads and writes them). A port that forwards to another
+	(`ForwardingPort`: an observer's, the redacting one) keeps what the port it wraps keeps; it
+	says so with a ``keeps_spent()`` method of its own.
 	"""
 	asked = getattr(port, "keeps_spent", None)
 	if callable(asked):
 		return bool(asked())
 	return getattr(port, "record_spent", None) is not None
-
-
-async def record_spent(port: RunPort, key: str, entry: Mapping[str, Any]) -> None:
-	"""Record what the tool call ``key`` spent so far, earlier executions' included.
-
-	Args:
-		port: The run's port.
-		key: The tool call's step key.
-		entry: The spend (`openmolt_core.capabilities.spend.spent_entry`).
-	"""
-	write = getattr(port, "record_spent", None)
-	if write is not None:
-		await write(key, entry)
 
 
 def journaled(port: RunPort) -> bool:
@@ -366,16 +318,22 @@ class ForwardingPort:
 		"""How long ago a tool call's start was recorded, on the wrapped port (`call_age`)."""
 		return await call_age(self.port, key)
 
-	async def spent_before(self, key: str) -> dict[str, Any]:
-		"""What earlier executions of a tool call spent, on the wrapped port."""
-		return await spent_before(self.port, key)
+	async def spent_before(self, key: str) -> Mapping[str, Any] | None:
+		"""What earlier executions of a tool call spent, on the wrapped port (None: not kept).
+
+		What a call's nested runs spend is `openmolt_core.capabilities.spend`'s.
+		"""
+		read = getattr(self.port, "spent_before", None)
+		return None if read is None else await read(key)
 
 	async def record_spent(self, key: str, entry: Mapping[str, Any]) -> None:
-		"""Record what a tool call spent so far, on the wrapped port."""
-		await record_spent(self.port, key, entry)
+		"""Record what a tool call spent so far, on the wrapped port (if it keeps it)."""
+		write = getattr(self.port, "record_spent", None)
+		if write is not None:
+			await write(key, entry)
 
 	def keeps_spent(self) -> bool:
-		"""Whether the wrapped port keeps what a tool call spent (`record_spent`)."""
+		"""Whether the wrapped port keeps what a tool call spent (`keeps_spent`)."""
 		return keeps_spent(self.port)
 
 	def journaled(self) -> bool:
@@ -495,6 +453,7 @@ __getattr__, __dir__ = lazy_exports(
 	globals(),
 	{
 		"completed_port": "openmolt_core.observe",
+		**dict.fromkeys(("record_spent", "spent_before"), "openmolt_core.capabilities"),
 		**dict.fromkeys(
 			("DurabilityBackend", "DurabilityConfig", "PendingRun", "load_backend"),
 			"openmolt_core._durable",

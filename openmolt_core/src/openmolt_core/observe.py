@@ -38,14 +38,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
-from openmolt_core.durability import (
-	ForwardingPort,
-	call_started,
-	journaled,
-	keeps_spent,
-	record_spent,
-	spent_before,
-)
+from openmolt_core.durability import ForwardingPort, call_started, journaled, keeps_spent
 from openmolt_core.events import STREAM_EVENTS, Event, EventEmitter
 from openmolt_core.result import RunStatus
 
@@ -290,13 +283,13 @@ class _Completed(ForwardingPort):
 		"""Record a tool call's start (on the wrapper if it can, else on the port it wraps)."""
 		return await call_started(self._of("call_started"), key)
 
-	async def spent_before(self, key: str) -> dict[str, Any]:
+	async def spent_before(self, key: str) -> Mapping[str, Any] | None:
 		"""What earlier executions of a tool call spent (see `call_started`)."""
-		return await spent_before(self._of("spent_before"), key)
+		return await ForwardingPort(self._of("spent_before")).spent_before(key)
 
 	async def record_spent(self, key: str, entry: Mapping[str, Any]) -> None:
 		"""Record what a tool call spent so far (see `call_started`)."""
-		await record_spent(self._of("record_spent"), key, entry)
+		await ForwardingPort(self._of("record_spent")).record_spent(key, entry)
 
 	def keeps_spent(self) -> bool:
 		"""Whether a tool call's spend is kept (see `call_started`)."""

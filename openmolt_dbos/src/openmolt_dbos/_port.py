@@ -43,7 +43,7 @@ model calls is billed as it returns. The port keeps the call's spend so far as a
 the step (``openmolt_spent:<step id>:<key>``, written from the step by DBOS, which commits it
 only while this execution owns the run); an execution that recovers the run after a crash reads
 it once, as the step begins again, and the step's journaled result carries it, counted once
-(`openmolt_core.durability.record_spent`).
+(`openmolt_core.capabilities.record_spent`).
 
 Fencing: a step's body (the model call, the tool call) begins only while this worker's lease holds
 (checked when the body begins, after DBOS looked the step up in the store, which also checks that

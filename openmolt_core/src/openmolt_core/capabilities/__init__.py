@@ -50,6 +50,7 @@ if TYPE_CHECKING:
 	from openmolt_core.commands import CallTool
 	from openmolt_core.conversation import Session
 	from openmolt_core.decisions import ApprovalDecision, ApprovalRequest
+	from openmolt_core.durability import RunPort
 	from openmolt_core.envelope import Envelope, FittedSchema
 	from openmolt_core.files import FileAccess
 	from openmolt_core.hooks import (
@@ -88,6 +89,8 @@ __all__ = [
 	"is_stored",
 	"load_tools",
 	"needs_compaction",
+	"record_spent",
+	"spent_before",
 	"summary_provider",
 ]
 
@@ -406,6 +409,39 @@ async def _unkept(state: RunState, calling: CallingRun, work: ToolWork) -> dict[
 	from openmolt_core.capabilities.spend import spent_entry, summed
 
 	return {**entry, **spent_entry(*summed((calling.usage, calling.usage_by_model)))}
+
+
+async def spent_before(port: RunPort, key: str) -> dict[str, Any]:
+	"""What earlier executions of the tool call ``key`` recorded as spent (empty: nothing).
+
+	Through the port's optional ``async def spent_before(key) -> Mapping | None``: a durable
+	port keeps a call's spend so a call a crash interrupts still counts what it was billed.
+
+	Args:
+		port: The run's port.
+		key: The tool call's step key.
+	"""
+	read = getattr(port, "spent_before", None)
+	if read is None:
+		return {}
+	found = await read(key)
+	return dict(found) if found else {}
+
+
+async def record_spent(port: RunPort, key: str, entry: Mapping[str, Any]) -> None:
+	"""Record what the tool call ``key`` spent so far, earlier executions' included.
+
+	Through the port's optional ``async def record_spent(key, entry)``, which replaces the
+	call's last record; a port without it keeps nothing.
+
+	Args:
+		port: The run's port.
+		key: The tool call's step key.
+		entry: The spend (`openmolt_core.capabilities.spend.spent_entry`).
+	"""
+	write = getattr(port, "record_spent", None)
+	if write is not None:
+		await write(key, entry)
 
 
 class Compaction(Capability):

@@ -35,14 +35,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from openmolt_core._support import lazy_exports
 from openmolt_core._support.sync import takes
-from openmolt_core.capabilities import READ_TOOL
-from openmolt_core.durability import (
-	call_started,
-	keeps_spent,
-	record_spent,
-	spent_before,
-	step_key,
-)
+from openmolt_core.capabilities import READ_TOOL, record_spent, spent_before
+from openmolt_core.durability import call_started, keeps_spent, step_key
 from openmolt_core.hooks import (
 	PROCEED,
 	Alongside,

@@ -10,7 +10,7 @@ does that through `openmolt_core.hooks.Capability.wrap_tool`:
   keeps (``_usage``, ``_usage_by_model``: `spent_entry`), so a replay counts it too; the run
   reads the entry without them, once they are counted (`add_spent`);
 - a durable port keeps the spend so far as the nested runs make their calls
-  (`openmolt_core.durability.record_spent`), so what an execution cut off by a crash spent counts
+  (`record_spent`), so what an execution cut off by a crash spent counts
   once, with the result of the execution that finishes the call (`spent_before`); the runs nested
   in those run on a port that keeps nothing, and hand their spend up to the top call
   (`passed_up`);
@@ -35,8 +35,10 @@ from openmolt_core._chain import add_by_model, spend
 from openmolt_core.capabilities import (  # every agent has it: defined there
 	_SPENT,
 	NestedSpend,
+	record_spent,
+	spent_before,
 )
-from openmolt_core.durability import keeps_spent, record_spent, spent_before
+from openmolt_core.durability import keeps_spent
 from openmolt_core.llm import Usage
 
 if TYPE_CHECKING:
@@ -161,7 +163,7 @@ def passed_up(
 	"""For a call whose run's port keeps no spend (a nested run's): its caller's keeping, if any.
 
 	A durable port keeps a tool call's spend as its nested runs make model calls
-	(`openmolt_core.durability.record_spent`); the runs nested in those run on a port that keeps
+	(`record_spent`); the runs nested in those run on a port that keeps
 	nothing. A call they make hands its running spend up through their own ``link``, as this
 	run's spend so far: its state's, the call's ended nested runs' (``run``) and the running
 	one's, so a crash deep down loses nothing the top call kept.
