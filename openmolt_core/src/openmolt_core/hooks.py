@@ -1725,9 +1725,13 @@ async def _tool_layer(
 	return await _around(hook, "wrap_tool", run, inner, dict, how, call, tool)
 
 
-def _inside(step: ToolStep, outer: ToolInside, inside: ToolInside) -> Awaitable[dict[str, Any]]:
+def _inside(
+	step: ToolStep, outer: ToolInside, inside: ToolInside | None = None
+) -> Awaitable[dict[str, Any]]:
 	"""``step(inside)`` as a hook calls it, ``inside`` run within ``outer`` (none: `_work`)."""
-	return step(inside if outer is _work else functools.partial(_within, outer, inside))
+	if inside is not None and outer is not _work:
+		inside = functools.partial(_within, outer, inside)
+	return step(inside or outer)
 
 
 async def _within(
