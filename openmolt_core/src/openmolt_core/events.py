@@ -43,11 +43,8 @@ Handlers may be sync or async. A handler that raises is logged and never breaks 
 events of a sub-agent (an agent used as a tool) reach the calling agent's handlers too, with
 ``parent_run_id`` set to the calling run's id.
 
-``text:delta`` and ``command:ready`` are the streaming events (`openmolt_core.streaming`): a run
-streams its model calls only when something listens to one of them. They are previews, not
-numbered (``seq`` is 0), not journaled and not stored: a replayed step does not stream again, a
-``model:fallback`` starts the step's text over, and a reply that turns out invalid runs nothing
-(an ``error`` event follows). ``llmOutput`` and ``commandsQueued`` stay the final word.
+``text:delta`` and ``command:ready`` are previews (a run streams only while something listens to
+one): not numbered, journaled or stored; docs/guides/streaming.md says what they promise.
 """
 
 from __future__ import annotations

@@ -14,16 +14,7 @@ import re
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
-from typing import (
-	TYPE_CHECKING,
-	Any,
-	ClassVar,
-	Literal,
-	ParamSpec,
-	Protocol,
-	TypeVar,
-	get_args,
-)
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, ParamSpec, Protocol, TypeVar, get_args
 
 from openmolt_core._support import lazy_exports
 from openmolt_core.errors import ConfigurationError, OpenMoltError, PluginError
@@ -155,9 +146,7 @@ class Stop:
 
 @dataclass(frozen=True, slots=True)
 class Approve:
-	"""Run this call once approved under ``rule``, decided by the capability that `parks`.
-
-	Without such a capability, the call does not run.
+	"""Hold this call under ``rule`` until the capability that `parks` decides it (none: not run).
 
 	Args:
 		rule: Why the call waits, as the approval request names it.
@@ -259,8 +248,8 @@ class Call:
 
 
 CallDrive = Callable[["Opening | None"], Awaitable["RunResult"]]
-"""Starts the drive of a call's run (`Capability.wrap_call`): ``drive(opening)`` (a resumed run's:
-None) builds a new run's first turn with what the `Opening` adds, and returns the drive."""
+"""``drive(opening)`` drives a call's run (`Capability.wrap_call`), a new one's first turn with
+what the `Opening` adds (a resumed run's: None)."""
 
 CallWrap = Callable[[Call, CallDrive], Awaitable["RunResult"]]
 """A capability's `Capability.wrap_call`, as `Hooks.by_keyword` keeps it."""
@@ -294,11 +283,7 @@ class Words:
 	@property
 	def command(self) -> str:
 		"""The command that carries it: ``requestHumanInput``, ``callTool`` or ``updatePlan``."""
-		return _WORDS_COMMAND[self.field]
-
-
-_WORDS_COMMAND = {"message": "requestHumanInput", "reason": "callTool", "plan": "updatePlan"}
-"""The command that carries each kind of `Words`."""
+		return {"message": "requestHumanInput", "reason": "callTool"}.get(self.field, "updatePlan")
 
 
 ModelSend = Callable[["LLMProvider", "ModelRequest", str], Awaitable["ModelResponse"]]
@@ -323,35 +308,21 @@ BUILTIN = "openmolt"
 def decision_to_dict(decision: ToolDecision) -> dict[str, Any]:
 	"""A decision as JSON, for the journal (`decision_from_dict` reads it back)."""
 	match decision:
-		case Proceed():
-			out: dict[str, Any] = {
-				"proceed": None if decision.input is None else dict(decision.input)
-			}
-			if decision.note is not None:
-				out["note"] = dict(decision.note)
-			return out
-		case Refuse():
-			out = {"refuse": decision.reason}
-			if decision.entry is not None:
-				out["entry"] = dict(decision.entry)
-			return out
-		case Park():
-			return {
-				"park": {
-					"message": decision.message,
-					"request": dict(decision.request),
-					"status": decision.status,
-				}
-			}
-		case Stop():
-			stop: dict[str, Any] = {"reason": decision.reason, "status": decision.status}
-			if decision.entry is not None:
-				stop["entry"] = dict(decision.entry)
-			return {"stop": stop}
-		case Approve():
-			new = None if decision.input is None else dict(decision.input)
-			return {"approve": {"rule": decision.rule, "input": new}}
+		case Proceed(input=given, note=note):
+			return {"proceed": None if given is None else dict(given), **_kept("note", note)}
+		case Refuse(reason=reason, entry=entry):
+			return {"refuse": reason, **_kept("entry", entry)}
+		case Park(message=message, request=request, status=status):
+			return {"park": {"message": message, "request": dict(request), "status": status}}
+		case Stop(reason=reason, status=status, entry=entry):
+			return {"stop": {"reason": reason, "status": status, **_kept("entry", entry)}}
+		case Approve(rule=rule, input=given):
+			return {"approve": {"rule": rule, "input": None if given is None else dict(given)}}
 	raise TypeError(f"not a decision: {type(decision).__name__}")  # pragma: no cover
+
+
+def _kept(key: str, value: Mapping[str, Any] | None) -> dict[str, Any]:
+	return {} if value is None else {key: dict(value)}
 
 
 def decision_from_dict(data: Mapping[str, Any]) -> ToolDecision:
@@ -434,21 +405,14 @@ class ModelAccess(Protocol):
 		"""The agent's models (``provider:model``), the one each step asks first."""
 
 	def request(self, model: str) -> ModelRequest:
-		"""The request of the model call in progress, built for another of the agent's models.
-
-		Args:
-			model: One of `ids`.
+		"""The request of the model call in progress, built for ``model``, one of `ids`.
 
 		Raises:
-			ConfigurationError: No call of the agent's models is in progress, or ``model`` is
-				not one of the agent's.
+			ConfigurationError: No call is in progress, or ``model`` is not the agent's.
 		"""
 
 	def fitted(self, model: str) -> FittedSchema:
-		"""The reply schema fitted to a model's dialect at the coming step (how to read its reply).
-
-		Args:
-			model: One of `ids`.
+		"""The reply schema fitted to ``model``'s dialect at the coming step (how to read it).
 
 		Raises:
 			ConfigurationError: ``model`` is not one of the agent's.
@@ -459,11 +423,7 @@ class ModelAccess(Protocol):
 		"""The agent's model configuration."""
 
 	def config_for(self, provider: str) -> ModelConfig:
-		"""The agent's model configuration as a request to ``provider`` carries it.
-
-		Args:
-			provider: The provider's name (a model id's prefix).
-		"""
+		"""The agent's model configuration as a request to ``provider`` (a name) carries it."""
 
 	def system(self) -> str:
 		"""The system prompt the first model gets at the coming step."""
@@ -475,10 +435,7 @@ class ModelAccess(Protocol):
 		"""Every model that may answer a step, the first first, as `primary` gives each."""
 
 	def context_window(self, model: str | None = None) -> int | None:
-		"""The context window a step's prompt must fit, in tokens (the smallest; None: unknown).
-
-		Args:
-			model: One of `ids`: that model's own window instead.
+		"""The tokens a step's prompt must fit in (the smallest window, or ``model``'s; None: unknown).
 
 		Raises:
 			ConfigurationError: ``model`` is not one of the agent's.
@@ -561,8 +518,7 @@ class AgentInfo:
 
 	Args:
 		name: The agent's name.
-		tools: The handles of the tools the agent may call (in `Capability.tools`: those bound
-			so far).
+		tools: The handles of the tools the agent may call (in `Capability.tools`: so far).
 		model: The model id (``provider:model``, or the provider's name).
 		records: The records of those tools, in the same order; empty in `Capability.tools`.
 	"""
@@ -595,46 +551,39 @@ class Capability:
 	"""The events it emits, by name (``agent.on(name, ...)`` accepts them)."""
 
 	in_fingerprint: ClassVar[bool] = True
-	"""Whether the agent's fingerprint names it (False: its whole effect on a journaled run is
-	already there, such as its tools' schemas)."""
+	"""Whether the agent's fingerprint names it (False: its effect on a run is journaled anyway)."""
 
 	builtins_lead: ClassVar[bool] = False
 	"""Whether its `builtin_tools` are listed before the agent's own tools, not after them."""
 
 	journal_decisions: ClassVar[bool] = True
-	"""Whether the loop journals its `before_tool` decisions (``hook:<step>:<index>:<tool>``).
-
-	False: its decisions are a pure function of journaled inputs (or it journals them itself);
-	the loop asks it after the journaled capabilities, outside their step, and on replay."""
+	"""Whether the loop journals its `before_tool` decisions (``hook:<step>:<index>:<tool>``);
+	False: they are pure (or it journals them), asked after the others, outside their step."""
 
 	first_turn_lead: ClassVar[bool] = False
 	"""Whether its `first_turn` fields come right after the tools, ahead of the others' fields."""
 
 	parks: ClassVar[str] = ""
-	"""The ``state.pending`` kind its `Park` decisions park a step under, or "" (the kernel's
-	``capability`` kind, each call naming it under ``by``).
+	"""The ``state.pending`` kind its `Park` decisions park a step under ("": the loop's).
 
-	Such a park wins over the others of its step; the run goes on through this capability
-	(``agent.resume``: `receive`, then `resume`; `requests` lists what waits), and it decides the
-	calls an `Approve` holds. One capability per kind and agent."""
+	Such a park wins over its step's others; the run goes on through this capability alone
+	(`receive`, `resume`, `requests`), which also decides the calls an `Approve` holds. One
+	capability per kind and agent."""
 
 	takes: ClassVar[str] = ""
-	"""The keyword of ``agent.run``, ``stream`` and ``resume`` it takes (a call that gives it goes
-	through its `wrap_call`), or "". One capability per keyword and agent."""
+	"""The keyword of ``agent.run``, ``stream`` and ``resume`` whose calls go through its
+	`wrap_call`, or "". One capability per keyword and agent."""
 	model_call_events: int = 0
-	"""How many numbered events its `wrap_model` may emit per model call: the loop reserves their
-	numbers with the call's, so a replay (which skips ``wrap_model``) numbers later events the same."""
+	"""How many numbered events its `wrap_model` may emit per model call, reserved with the
+	call's (a replay skips ``wrap_model`` and numbers later events the same)."""
 	model_calls: int = 1
-	"""How many times, at most, its `wrap_model` sends one call on (``call``): the hooks inside it
-	run, and their `model_call_events` are reserved, that many times."""
+	"""How many times, at most, its `wrap_model` sends one call on: the hooks inside it run,
+	and their `model_call_events` are reserved, that many times."""
 
 	# building the agent (no I/O) ----------------------------------------------------------
 
 	def active_hooks(self) -> Collection[str] | None:
-		"""The run hooks (and `describe_tools`) this instance needs of those its class overrides.
-
-		Asked once, when the agent's hooks are resolved; None: all of them.
-		"""
+		"""Which run hooks its class overrides this instance needs (asked once; None: all)."""
 		return None
 
 	def tools(self, agent: AgentInfo) -> Sequence[Tool | Callable[..., Any]]:
@@ -642,17 +591,11 @@ class Capability:
 		return ()
 
 	def first_turn(self, agent: AgentInfo) -> Mapping[str, Any]:
-		"""JSON fields added to ``agent``'s first user turn, after its own (or `first_turn_lead`).
-
-		A key the agent's turn or another capability has is refused (`ConfigurationError`).
-		"""
+		"""JSON fields added to the first user turn (a key already there is refused)."""
 		return {}
 
 	def nested_agents(self) -> Sequence[Any]:
-		"""The agents it runs nested in its agent's runs, with tools of their own (no I/O).
-
-		Their tools count in the run's labels and in-doubt policy.
-		"""
+		"""Agents it runs nested in its agent's runs, whose tools count as the run's (no I/O)."""
 		return ()
 
 	def nested_in_doubt(self, agent: Any) -> Literal["retry", "ask", "fail"] | None:
@@ -665,17 +608,15 @@ class Capability:
 	async def list_tools(self) -> Sequence[BoundTool]:
 		"""Tools only known at run time, bound, listed before each run's first turn (`refresh_tools`).
 
-		They come after the agent's other tools. Return the *same* sequence while they have not
-		changed (the agent rebinds when it differs); raise `IntegrationError` when they cannot be
-		listed (the run does not start).
+		After the agent's other tools. Return the *same* sequence while they hold (a new one
+		rebinds the agent); raise `IntegrationError` when they cannot be listed (no run starts).
 		"""
 		return ()
 
 	def builtin_tools(self, agent: AgentInfo) -> Sequence[Tool]:
 		"""Tools of the run's machinery, bound as ``openmolt.<handle>``, apart from ``agent``'s.
 
-		Asked whenever the agent's tool set is built; listed after the agent's tools (before,
-		with `builtins_lead`); never passed to `replace_result`.
+		Asked whenever the tool set is built; never passed to `replace_result`.
 		"""
 		return ()
 
@@ -693,8 +634,8 @@ class Capability:
 	def describe_tools(self, agent: AgentInfo, tools: Sequence[ToolRecord]) -> None:
 		"""Set what the records of ``agent``'s tools (allowed or not) say: labels, in-doubt policy.
 
-		Called when the agent is built and when a run-time source changes its tools, the
-		capabilities in order, each seeing what the earlier ones set.
+		When the agent is built and when a source changes its tools; in order, each capability
+		seeing what the earlier set.
 		"""
 
 	# a run ----------------------------------------------------------------------------------
@@ -711,20 +652,16 @@ class Capability:
 	async def before_first_model(self, run: Run) -> Stop | Alongside | None:
 		"""Before a run's first model call (after `on_run_start`, outside any journaled step).
 
-		Asked once per run that has made no model call and waits for nothing (again on replay);
-		``run.state.messages[0]``, the first turn, may be rewritten. `Stop` ends the run;
-		`Alongside` runs a check during the call.
+		Once per run with no model call yet that waits for nothing (again on replay); it may
+		rewrite the first turn. `Stop` ends the run; `Alongside` runs a check during the call.
 		"""
 		return None
 
 	async def wrap_call(self, call: Call, drive: CallDrive) -> RunResult:
-		"""Around one call that gives this capability's keyword (`takes`), in the caller's process.
+		"""Around a call that gives its keyword (`takes`), in the caller's process, unjournaled.
 
-		Outside the drive and its journal; what it raises reaches the caller as it is.
-
-		Args:
-			call: The call: the agent, the run's state, the keyword's value, what is asked.
-			drive: Starts the run's drive; call it once (an `Opening`, or None for nothing more).
+		``drive(opening)`` starts the run's drive (call it once; an `Opening` or None); what
+		the hook raises reaches the caller as it is.
 		"""
 		return await drive(None)
 
@@ -735,8 +672,7 @@ class Capability:
 	async def wrap_run(self, run: Run, drive: Callable[[], Awaitable[RunResult]]) -> RunResult:
 		"""Around one drive of a run (a start, a resume, a durable execution), errors included.
 
-		The first capability's is outermost; ``drive`` runs the loop (or the next hook), and the
-		hook returns a `RunResult`.
+		The first capability's is outermost; it returns ``await drive()``'s `RunResult`, or one.
 		"""
 		return await drive()
 
@@ -746,8 +682,7 @@ class Capability:
 	def visible_tools(self, state: RunState, handles: tuple[str, ...]) -> tuple[str, ...]:
 		"""The tools the model may call at this step: ``handles``, or fewer, in the same order.
 
-		A pure function of ``state`` (a fresh one for the first turn's listing), asked before
-		each step with the tools the capabilities before left visible.
+		Pure in ``state``; asked before each step (and for the first turn's listing), in order.
 		"""
 		return handles
 
@@ -758,9 +693,8 @@ class Capability:
 	async def before_step(self, run: Run) -> Stop | None:
 		"""May the run take another step? `Stop` ends it (``limit_reached``: a spent budget).
 
-		Asked before each step (before `before_model`, on replay too), and again before its
-		call when a `before_model` or `context_exceeded` hook spent: decide from journaled
-		inputs, or journal the decision.
+		Before each step (before `before_model`, on replay too), and again before its call when
+		a `before_model` or `context_exceeded` spent: decide from journaled inputs, or journal.
 		"""
 		return None
 
@@ -772,11 +706,10 @@ class Capability:
 		return None
 
 	def hand_down(self, run: Run, tools: Sequence[ToolSpec]) -> Sequence[Mapping[str, Any]]:
-		"""One mapping per tool of ``tools`` (or nothing): fields of each call's `CallingRun`.
+		"""One mapping per tool (or nothing): fields of each call's `CallingRun`, as it starts.
 
-		Asked at a call's start (once for a concurrent batch, ``tools`` in command order). Not
-		the loop's fields (`openmolt_core.tools.LOOP_FIELDS`); ``capabilities`` (a list or tuple)
-		attach to the called run unless its agent has one of the name (their run hooks only).
+		Once for a concurrent batch (``tools`` in command order); not the loop's `LOOP_FIELDS`.
+		``capabilities`` (a list or tuple) attach to the called run unless it has one so named.
 		"""
 		return ()
 
@@ -799,19 +732,15 @@ class Capability:
 	) -> ModelResponse:
 		"""Around one model call, inside its journaled step (the first capability outermost).
 
-		Args:
-			run: The run.
-			request: The request about to be sent (``request.model_id``: its model).
-			call: Sends a request and returns the response (the next hook, or the provider);
-				``run.models.request(other)`` builds the request for another of the agent's models.
+		``call`` sends a request (``request.model_id``: its model) through the next hook or the
+		provider; ``run.models.request(other)`` builds one for another of the agent's models.
 		"""
 		return await call(request)
 
 	def fit_reply(self, envelope: Envelope, dialect: SchemaDialect) -> FittedSchema | None:
 		"""The reply schema (``envelope``) fitted to a model's structured-output ``dialect``.
 
-		No I/O; asked once per model and tool set; the first answer counts (none: the canonical
-		schema, mode ``off``).
+		No I/O; once per model and tool set; the first answer counts (none: mode ``off``).
 		"""
 		return None
 
@@ -832,9 +761,8 @@ class Capability:
 	def reserve_steps(self, run: Run, call: CallTool, tool: ToolSpec) -> Sequence[str]:
 		"""The step keys it may journal itself for a call of a concurrent batch (a list or tuple).
 
-		The loop reserves them ahead, in command order (``run.command_index``: the call's), so a
-		replay finds each step under its number; a key of a kind a capability parks under comes
-		before the call's ``tool`` step, the others after it.
+		Reserved ahead in command order, so a replay finds each under its number; a key of a
+		kind a capability parks under comes before the call's ``tool`` step, the others after.
 		"""
 		return ()
 
@@ -850,9 +778,8 @@ class Capability:
 	) -> dict[str, Any]:
 		"""Around a tool call's journaled step (the first capability outermost).
 
-		``await step(inside)`` runs the step, with ``inside(calling, work)`` around the call's
-		work in it (not on a replay); it returns the entry to journal. What the hook returns is
-		the entry the run reads, before the `after_tool` hooks.
+		``await step(inside)`` runs the step, ``inside(calling, work)`` around the call's work in
+		it (not on a replay), and returns the entry to journal; the hook returns the entry read.
 		"""
 		return await step(_work)
 
@@ -861,9 +788,8 @@ class Capability:
 	) -> dict[str, Any] | Stop:
 		"""A call's result ``entry``, before the model reads it (outside the journaled call).
 
-		The hooks run in reverse (the last capability's first); ``run.call_from_journal`` says
-		whether the call ran before a crash. Returns the entry the model reads, or `Stop` to
-		end the run after this step (its ``entry`` is what the model reads).
+		The last capability's first (``run.call_from_journal``: the call ran before a crash).
+		Returns the entry the model reads, or `Stop` to end the run after this step.
 		"""
 		return entry
 
@@ -872,11 +798,7 @@ class Capability:
 	) -> tuple[str, ...]:
 		"""The labels of a call's result once runs nested in it ended (no I/O; answers chain).
 
-		Args:
-			run: The calling run.
-			link: The call's `openmolt_core.tools.CallingRun` (``ended``: the nested runs' last
-				states).
-			labels: The result's labels so far (return them for none added).
+		``link.ended``: the nested runs' last states; ``labels``: the result's so far.
 		"""
 		return labels
 
@@ -896,18 +818,14 @@ class Capability:
 	def first_memory(
 		self, agent: RunOwner, memory: Any, state: RunState
 	) -> Mapping[str, str] | None:
-		"""A new run's memory when its ``state`` brings none, ``{"longTerm", "shortTerm"}``.
+		"""A new run's memory (``{"longTerm", "shortTerm"}``) when its ``state`` brings none.
 
-		No I/O; asked before an `Opening` and `new_run`; the first answer that is not None
-		counts. ``memory`` is the agent's memory option (or None).
+		No I/O; before an `Opening` and `new_run`; the first answer that is not None counts.
 		"""
 		return None
 
 	def memory_updated(self, run: Run, memory: str, data: str) -> None:
-		"""An ``updateMemory`` command changed ``memory`` (``longTerm``, ``shortTerm``) to ``data``.
-
-		Outside any journaled step, on replay too.
-		"""
+		"""``updateMemory`` set ``memory`` to ``data`` (outside any journaled step, on replay too)."""
 
 	async def memory_written(self, run: Run, memory: str, index: int) -> None:
 		"""Keep the update of ``memory`` by the command at ``index`` beyond the run.
@@ -933,17 +851,15 @@ class Capability:
 	async def resume(self, run: Run, parked: Mapping[str, Any], given: Any) -> None:
 		"""A run it parked goes on with ``given`` (``agent.resume(state, given=...)``'s value).
 
-		Once per call a `Park` parked (``parked``: its request); once for a step parked under its
-		own kind (``parked``: ``state.pending``; ``given``: `receive`'s answer). ``run.step`` is
-		the parked step. Raise to refuse: the run stays parked. Asked twice per delivery (first
-		on a copy of the state, to check it): act outside the run in the step that follows.
+		Once per call a `Park` parked (``parked``: its request), or once for a step parked under
+		its kind (``state.pending``; ``given``: `receive`'s answer). Raise to refuse: it stays
+		parked. Asked twice (first on a copy, to check): act outside the run in the next step.
 		"""
 
 	def receive(self, run: Run, parked: Mapping[str, Any], given: Any, answer: str | None) -> Any:
-		"""Read what ``agent.resume`` delivers to a run ``parked`` under its kind; raise to refuse.
+		"""What ``agent.resume`` delivers to a run ``parked`` under its kind, for `resume`.
 
-		``given``: its ``decision=...``, ``answer``: its ``answer=...`` (or None); nothing of the
-		run runs here. Returns what the run hands to `resume`.
+		``given``: its ``decision=...``; ``answer``: its ``answer=...``. Raise to refuse.
 		"""
 		return given
 
@@ -954,10 +870,10 @@ class Capability:
 	async def claim_resume(
 		self, agent: str, state: RunState
 	) -> Callable[[], Awaitable[None]] | None:
-		"""Take a parked ``state``'s step for this ``agent.resume`` (no durable backend), or raise.
+		"""Take a parked ``state``'s step for this ``agent.resume`` (no durable backend).
 
-		Returns what gives the step back if the resume is refused before the run goes on, or
-		None; raises `ConfigurationError` to refuse the resume.
+		Returns what gives it back if the resume is refused later, or None; raise
+		`ConfigurationError` to refuse the resume.
 		"""
 		return None
 
@@ -968,10 +884,10 @@ class Capability:
 		"""Ask the `list_tools` hooks again, through ``binder``, before a run or a resume."""
 
 	def keep_tools(self, binder: ToolBinder, state: RunState, new: bool) -> None:
-		"""Bind the tools a run began with (``new``: it records them in ``state``) through ``binder``.
+		"""Bind the tools a run began with (``new``: record them in ``state``) through ``binder``.
 
-		Just before its tool set is made, with no await between; raises `RunError` when a tool
-		the run began with is gone or has changed (the state is kept).
+		Just before its tool set is made, no await between; raise `RunError` (the state kept)
+		when one is gone or has changed.
 		"""
 
 
@@ -981,8 +897,6 @@ CapabilityEntry = Capability | str | Mapping[str, Any]
 
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
 _KERNEL_KINDS = frozenset({"capability", "human_input"})  # the loop's own ``state.pending`` kinds
-
-
 _BUILDS = ("tools", "first_turn", "builtin_tools", "fingerprint", "describe_tools")
 _OVERRIDDEN: dict[type, tuple[str, ...]] = {}
 
@@ -1004,8 +918,7 @@ _RUN_OF: dict[type, tuple[tuple[tuple[str, str, bool], ...], bool]] = {}
 def _run_hooks(cls: type[Capability]) -> tuple[tuple[tuple[str, str, bool], ...], bool]:
 	"""The run hooks a class overrides, and whether it overrides `Capability.active_hooks`.
 
-	Each hook with the `Hooks` tuple it joins, and whether its function has another name (a
-	hook assigned from a helper: `_Renamed`). Worked out once per class.
+	Each hook with its `Hooks` tuple, and whether its function is named otherwise (`_Renamed`).
 	"""
 	found = _RUN_OF.get(cls)
 	if found is None:
@@ -1038,40 +951,27 @@ class _Renamed:
 		return self.method(*args)
 
 
+# OpenMolt's own distributions: their capabilities' spelling is tested, not checked at run time.
 _OURS = tuple(
 	f"openmolt_{dist}."
 	for dist in ("core", "mcp", "otel", "dbos", "serve", "ui", "evals", "integrations", "providers")
 )
-"""The modules of OpenMolt's own distributions (their capabilities' spelling is tested, not checked)."""
-
-
-_RETIRED = {
-	"gate_step": (
-		"answer Approve(rule) from before_tool (the approvals gate then asks or parks the call) "
-		"and name the gate's approval step of a concurrent batch in reserve_steps"
-	),
-	"gate_reserve": (
-		"name the approval step of a call your before_tool may answer Approve for in reserve_steps"
-	),
-	"gate_tool": (
-		"decide the call in before_tool (Proceed, Refuse or Park), as a capability that parks "
-		"under a kind of its own (Capability.parks, receive, resume)"
-	),
+_RETIRED = {  # hooks the loop no longer calls, and what replaces each
+	"gate_step": "answer Approve(rule) from before_tool, and name its step in reserve_steps",
+	"gate_reserve": "name the approval step of a call your before_tool holds in reserve_steps",
+	"gate_tool": "decide the call in before_tool, as a capability that parks under its own kind",
 }
-"""Hooks the loop no longer calls, with what replaces each (a class defining one is refused)."""
 
 
 def _check_spelling(cls: type[Capability], *, near: bool | None = None) -> None:
 	"""Refuse a class with a hook the loop would miss (misspelt, retired) or misuse (sync, async).
 
-	``near`` compares the other public methods' names with the hooks' (default: for a class of
-	another distribution than OpenMolt's own).
+	``near`` compares its other public methods' names with the hooks' (default: for a class of
+	another distribution than OpenMolt's own, whose are tested once instead).
 	"""
 	import inspect
 
 	known = {n for n in dir(Capability) if not n.startswith("_")}
-	# The built-in capabilities' helper methods are tested by name once
-	# (tests/core/test_hooks_spelling.py), not compared at each process's first agent (difflib).
 	ours = cls.__module__.startswith(_OURS) if near is None else not near
 	for klass in cls.__mro__:
 		if klass is Capability or not issubclass(klass, Capability):
@@ -1135,12 +1035,7 @@ _BUILT: dict[str, tuple[type, str]] = {
 
 
 def built(capability: Capability, hook: str, *args: Any) -> Any:
-	"""Ask a capability's building hook (``tools``, ``first_turn``...), checking its answer.
-
-	Args:
-		capability: The capability.
-		hook: The hook's name.
-		*args: What the hook is given.
+	"""Ask a capability's building hook ``hook`` (``tools``, ``first_turn``...) with ``args``.
 
 	Raises:
 		PluginError: The hook raised (not an `OpenMoltError`), naming the capability and hook.
@@ -1173,11 +1068,10 @@ class Hooks:
 		ConfigurationError: A capability is not one, has no valid name, or two share a name.
 	"""
 
-	# The run hooks, one tuple each (`_RESOLVED`): the bound methods of the capabilities that
-	# override it, in the order they run (`after_tool`: the last capability's first). A hook the
-	# loop asks one way is typed by the hook's signature (tests/core/test_hooks_dispatch.py) and
-	# asked through `tell`, `tell_async`, `until_stop` or `first_answer`; the others through the
-	# methods below. ``wrap_call``, ``resume``, ``receive``, ``requests``: `by_keyword`, `by_kind`.
+	# One tuple per run hook (`_RESOLVED`): the bound methods of the capabilities that override
+	# it, in the order they run (`after_tool`: the last capability's first). A hook the loop asks
+	# one way is typed by its signature (tests/core/test_hooks_dispatch.py) and asked through
+	# `tell`, `tell_async`, `until_stop` or `first_answer`; the others through the methods below.
 	list_tools: _Listed
 	memory_option: _Listed
 	wrap_run: _Listed
@@ -1215,8 +1109,8 @@ class Hooks:
 	describe_tools: _Tell[[AgentInfo, Sequence[ToolRecord]]]
 
 	def __init__(self, capabilities: Sequence[Capability] = ()) -> None:
-		# No __slots__: a dict copies in one call (`adding`), and a new OpenMolt resolves its
-		# agents' hooks anew, on the path of its first agent.
+		# No __slots__: a dict copies in one call (`adding`), on the path of a new OpenMolt's
+		# first agent.
 		self.__dict__.update(_EMPTY)
 		self.capabilities: tuple[Capability, ...] = ()
 		self.by_name: dict[str, Capability] = {}
@@ -1227,14 +1121,13 @@ class Hooks:
 		self._events: frozenset[str] | None = None  # event_names, once asked
 		self._narrowed: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())  # checked last
 		self.model_call_events: int = 0
-		"""The event numbers the `Capability.wrap_model` hooks take per model call, summed (a
-		hook inside one that sends the call on several times: for each, `Capability.model_calls`)."""
+		"""The event numbers the `Capability.wrap_model` hooks take per model call, summed (each
+		hook's times the `Capability.model_calls` of the hooks around it)."""
 		self._calls: int = 1  # how many times a hook added now runs per model call, at most
 		self.before_tool_unjournaled: tuple[
 			Callable[[Run, CallTool, ToolSpec], Awaitable[ToolDecision]], ...
 		] = ()
-		"""The `Capability.before_tool` hooks whose decisions the loop does not journal
-		(``journal_decisions = False``): asked after the others, outside their step."""
+		"""The `Capability.before_tool` hooks of capabilities that do not `journal_decisions`."""
 		self._extend(capabilities)
 
 	def adding(self, *capabilities: Capability) -> Hooks:
@@ -1269,55 +1162,52 @@ class Hooks:
 				f"capabilities: {type(cap).__name__} is not a Capability; subclass "
 				"openmolt.Capability (or name a registered capability)"
 			)
-		name = type(cap).name
+		cls = type(cap)
+		name = cls.name
 		if cap.name != name:  # the state, the hooks and the tools' prefix would disagree
 			raise ConfigurationError(
-				f"capabilities: {type(cap).__name__} sets its name on the instance "
-				f"({cap.name!r}); set it on the class instead (name = {cap.name!r}), where the "
-				"loop reads it"
+				f"capabilities: {cls.__name__} sets its name on the instance ({cap.name!r}); set "
+				f"it on the class instead (name = {cap.name!r}), where the loop reads it"
 			)
 		if not isinstance(name, str) or not _NAME.fullmatch(name):
 			raise ConfigurationError(
-				f"capabilities: {type(cap).__name__}.name must be a name of letters, digits, "
-				f"'_' and '-' starting with a letter (got {name!r})"
+				f"capabilities: {cls.__name__}.name must be a name of letters, digits, '_' and "
+				f"'-' starting with a letter (got {name!r})"
 			)
 		if name in self.by_name:
 			raise ConfigurationError(
 				f"capabilities: two capabilities are named {name!r}; a name is unique per "
 				"agent (it keys the run's state and journal)"
 			)
-		if type(cap).events:
+		if cls.events:
 			self._check_events(cap)
-		kind = type(cap).parks
-		if kind:
+		if kind := cls.parks:
 			if kind in _KERNEL_KINDS or kind in self.by_kind:
 				taken = self.by_kind.get(kind)
 				by = f"capability {type(taken).name!r}" if taken is not None else "the loop"
 				raise ConfigurationError(
-					f"capabilities: {type(cap).__name__} parks steps under kind {kind!r}, which "
-					f"{by} already uses; a kind names one capability per agent"
+					f"capabilities: {cls.__name__} parks steps under kind {kind!r}, which {by} "
+					"already uses; a kind names one capability per agent"
 				)
 			self.by_kind[kind] = cap
-		keyword = type(cap).takes
-		if keyword:
+		if keyword := cls.takes:
 			if keyword in self.by_keyword:
 				raise ConfigurationError(
-					f"capabilities: {type(cap).__name__} takes the keyword {keyword!r}, which "
-					f"capability {_named(self.by_keyword[keyword])!r} already takes; a keyword "
-					"names one capability per agent"
+					f"capabilities: {cls.__name__} takes the keyword {keyword!r}, which capability "
+					f"{_named(self.by_keyword[keyword])!r} already takes; a keyword names one "
+					"capability per agent"
 				)
 			self.by_keyword[keyword] = cap.wrap_call
-		events = cap.model_call_events
+		events, calls = cap.model_call_events, cap.model_calls
 		if type(events) is not int or events < 0:
 			raise ConfigurationError(
-				f"capabilities: {type(cap).__name__}.model_call_events must be a whole number of "
+				f"capabilities: {cls.__name__}.model_call_events must be a whole number of "
 				f"events, 0 or more (got {events!r})"
 			)
-		calls = cap.model_calls
 		if type(calls) is not int or calls < 1:
 			raise ConfigurationError(
-				f"capabilities: {type(cap).__name__}.model_calls must be a whole number of "
-				f"calls, 1 or more (got {calls!r})"
+				f"capabilities: {cls.__name__}.model_calls must be a whole number of calls, 1 or "
+				f"more (got {calls!r})"
 			)
 		self.model_call_events += events * self._calls
 		self._calls *= calls
@@ -1329,12 +1219,12 @@ class Hooks:
 		# A registered name is what handlers, observers, the run store and the viewer go by.
 		from openmolt_core.events import EVENT_NAMES, register_events
 
-		taken = self.event_names()
-		for event in type(cap).events:
+		cls, taken = type(cap), self.event_names()
+		for event in cls.events:
 			if not isinstance(event, str) or not event:
 				raise ConfigurationError(
-					f"capabilities: {type(cap).__name__}.events must map event names to event "
-					f"classes (got the key {event!r})"
+					f"capabilities: {cls.__name__}.events must map event names to event classes "
+					f"(got the key {event!r})"
 				)
 			by = "the loop" if event in EVENT_NAMES else None
 			if event in taken:
@@ -1342,11 +1232,11 @@ class Hooks:
 				by = f"capability {type(other).name!r}"
 			if by is not None:
 				raise ConfigurationError(
-					f"capabilities: {type(cap).__name__} registers the event {event!r}, which "
-					f"{by} already emits; name yours after the capability "
-					f"('{type(cap).name}:{event.rpartition(':')[2]}')"
+					f"capabilities: {cls.__name__} registers the event {event!r}, which {by} "
+					f"already emits; name yours after the capability "
+					f"('{cls.name}:{event.rpartition(':')[2]}')"
 				)
-		register_events(type(cap).name, type(cap).events)  # readers of stored events ask it
+		register_events(cls.name, cls.events)  # readers of stored events ask it
 
 	def __bool__(self) -> bool:
 		return bool(self.capabilities)
@@ -1359,10 +1249,9 @@ class Hooks:
 		return found
 
 	async def first_model(self, run: Run) -> tuple[Stop | None, list[Alongside]]:
-		"""Ask each `Capability.before_first_model` in order; the first `Stop` ends the asking.
+		"""Ask each `Capability.before_first_model` in order, until the first `Stop`.
 
-		Returns:
-			The `Stop`, or None; the checks to run alongside the first model call.
+		Returns the `Stop` (or None) and the checks to run alongside the first model call.
 		"""
 		checks: list[Alongside] = []
 		for hook in self.before_first_model:
@@ -1430,7 +1319,9 @@ class Hooks:
 					raise _wrong(hook, answers, f"fields the loop does not set (not {taken})")
 				if not isinstance(answer.get("capabilities", ()), list | tuple):  # no set: ordered
 					raise _wrong(hook, answers, "'capabilities' as a list or tuple, in order")
-				caps = _distinct((*merged.get("capabilities", ()), *answer.get("capabilities", ())))
+				# Each instance once, by identity (a capability need not be hashable).
+				both = (*merged.get("capabilities", ()), *answer.get("capabilities", ()))
+				caps = tuple({id(c): c for c in both}.values())
 				merged.update(answer, **({"capabilities": caps} if caps else {}))
 		return out
 
@@ -1453,17 +1344,12 @@ class Hooks:
 		journaled: bool = True,
 		held: str | None = None,
 	) -> tuple[str, ToolDecision, str | None, Mapping[str, Any] | None]:
-		"""Ask each capability's `Capability.before_tool` in order; the first Refuse, Park or Stop wins.
+		"""Ask each `Capability.before_tool` in order; the first Refuse, Park or Stop wins.
 
 		A `Proceed` or `Approve` hands its input to the next capability (its note is kept; an
-		`Approve` holds the call under its rule: ``run.held``).
-
-		Args:
-			run: The run.
-			call: The call.
-			tool: Its tool's record.
-			journaled: Ask the capabilities whose decisions the loop journals, or the others.
-			held: The rules the call is held under so far (the journaled capabilities').
+		`Approve` holds the call under its rule: ``run.held``, `holding`). ``journaled``: ask the
+		capabilities whose decisions the loop journals, or the others; ``held``: the rules the
+		call is held under so far (the journaled capabilities').
 
 		Returns:
 			The name of the capability that decided (for a `Proceed`: the last that changed the
@@ -1531,8 +1417,7 @@ class Hooks:
 	async def decide_finish(self, run: Run, finish: Finish) -> tuple[Finish, FinishDecision]:
 		"""Ask each `Capability.before_finish` in order (a `Finish` answered replaces the finish).
 
-		Returns:
-			The finish to end with, and the first decision that is not `Proceed` (or `Proceed`).
+		Returns the finish to end with, and the first decision that is not `Proceed` (or it).
 		"""
 		from openmolt_core.commands import Finish
 
@@ -1549,8 +1434,7 @@ class Hooks:
 	async def decide_words(self, run: Run, words: Words) -> tuple[str, WordsDecision]:
 		"""Ask each `Capability.before_words` in order (a text answered replaces the words).
 
-		Returns:
-			The text to say, and the first decision that is not `Proceed` (or `Proceed`).
+		Returns the text to say, and the first decision that is not `Proceed` (or `Proceed`).
 		"""
 		for hook in self.before_words:
 			answer = await _await(hook, run, words)
@@ -1559,11 +1443,9 @@ class Hooks:
 					words = replace(words, text=answer)
 			elif isinstance(answer, Refuse | Stop):
 				return words.text, _checked(hook, answer)
-			elif not isinstance(answer, Proceed) or answer.input is not None:
-				# Never taken for a yes: it may be a guard's no.
-				raise _wrong(
-					hook, answer, "Proceed(), the text to say, Refuse(reason) or Stop(reason)"
-				)
+			elif not isinstance(answer, Proceed) or answer.input is not None:  # maybe a guard's no
+				how = "Proceed(), the text to say, Refuse(reason) or Stop(reason)"
+				raise _wrong(hook, answer, how)
 		return words.text, PROCEED
 
 	async def after(
@@ -1571,8 +1453,7 @@ class Hooks:
 	) -> tuple[dict[str, Any], Stop | None]:
 		"""Pass a result entry through each `Capability.after_tool`, last first.
 
-		Returns:
-			The entry the model reads, and the first `Stop` a capability answered.
+		Returns the entry the model reads, and the first `Stop` a capability answered.
 		"""
 		stopped = None
 		for hook in self.after_tool:
@@ -1603,11 +1484,9 @@ class Hooks:
 				continue  # the built-in ones (offload, tool search) only filter what they get
 			last = self._narrowed  # most steps ask with the same tuples: checked once
 			if not (last[0] is given and last[1] is handles):
-				extra = set(handles) - set(given)  # a tool it was not given: unknown, or hidden
-				if extra:
-					raise _wrong(
-						hook, handles, f"only handles it was given (not {', '.join(sorted(extra))})"
-					)
+				if extra := set(handles) - set(given):  # a tool it was not given, or hidden
+					how = f"only handles it was given (not {', '.join(sorted(extra))})"
+					raise _wrong(hook, handles, how)
 				self._narrowed = (given, handles)
 		return handles
 
@@ -1620,8 +1499,10 @@ class Hooks:
 	async def tool_step(
 		self, run: Run, call: CallTool, tool: ToolSpec, step: ToolStep
 	) -> dict[str, Any]:
-		"""``step`` (`ToolStep`) of ``call`` wrapped in every `Capability.wrap_tool`, in order."""
-		return await _tool_layer(self.wrap_tool, 0, run, call, tool, step, None)
+		"""``step`` (`ToolStep`) of ``call`` in each `Capability.wrap_tool`, the first outermost."""
+		for hook in reversed(self.wrap_tool):
+			step = functools.partial(_tool_layer, hook, run, call, tool, step)
+		return await step(_work)
 
 	def wrap(
 		self, run: Run, send: Callable[[ModelRequest], Awaitable[ModelResponse]]
@@ -1632,10 +1513,9 @@ class Hooks:
 		return send
 
 	async def claimed(self, agent: str, state: RunState) -> Callable[[], Awaitable[None]] | None:
-		"""Ask each `Capability.claim_resume` (a refusal gives back the claims before it, then raises).
+		"""Ask each `Capability.claim_resume`: what gives back every claim, or None.
 
-		Returns:
-			What gives back every claim, or None.
+		A refusal gives back the claims taken before it, then raises.
 		"""
 		releases: list[Callable[[], Awaitable[None]]] = []
 
@@ -1657,16 +1537,6 @@ class Hooks:
 		"""Have each `Capability.refresh_tools` list the tools known at run time (errors pass)."""
 		for hook in self.refresh_tools:
 			await hook(binder)
-
-
-def _distinct(capabilities: tuple[Any, ...]) -> tuple[Any, ...]:
-	"""``capabilities`` in order, each instance once."""
-	if len(capabilities) < 2:
-		return capabilities
-	kept: dict[int, Any] = {}  # by identity: a capability need not be hashable
-	for capability in capabilities:
-		kept.setdefault(id(capability), capability)
-	return tuple(kept.values())
 
 
 def _ask(hook: Callable[..., _T], *args: Any) -> _T:
@@ -1757,6 +1627,9 @@ _ANSWERS: dict[str, tuple[Callable[[object], bool], str]] = {
 """What each `_First` hook may answer (besides None), and the fix its error names."""
 
 
+# the wrap hooks: each nests around what it wraps, the first capability's outermost -------------
+
+
 class _Through:
 	"""What a wrap hook calls on (the next hook or the loop), noting the errors it passes up."""
 
@@ -1772,10 +1645,6 @@ class _Through:
 		except BaseException as exc:
 			self.raised.append(exc)
 			raise
-
-	def passed(self, exc: BaseException) -> bool:
-		"""Whether ``exc`` came from what the hook wraps (not from the hook itself)."""
-		return any(e is exc for e in self.raised)
 
 
 async def _around(
@@ -1795,7 +1664,7 @@ async def _around(
 	try:
 		answer = await hook(run, *given, through)
 	except Exception as exc:
-		if through.passed(exc):
+		if any(e is exc for e in through.raised):  # from what it wraps, not its own
 			raise
 		raise _failed(hook, exc, name)  # noqa: B904  # it chains the cause
 	if not isinstance(answer, kind):
@@ -1803,16 +1672,25 @@ async def _around(
 	return answer
 
 
+def drive_wrapped(
+	hooks: Hooks, run: Run, drive: Callable[[], Awaitable[RunResult]]
+) -> Callable[[], Awaitable[RunResult]]:
+	"""``drive`` wrapped in every `Capability.wrap_run`, the first capability outermost."""
+	from openmolt_core.result import RunResult
+
+	how = "the RunResult of drive(), or one of its own"
+	for hook in reversed(hooks.wrap_run):
+		drive = functools.partial(_around, hook, "wrap_run", run, drive, RunResult, how)
+	return drive
+
+
 async def _wrapped(
-	hook: Callable[
-		[Run, ModelRequest, Callable[[ModelRequest], Awaitable[ModelResponse]]],
-		Awaitable[ModelResponse],
-	],
+	hook: Callable[..., Awaitable[ModelResponse]],
 	run: Run,
 	inner: Callable[[ModelRequest], Awaitable[ModelResponse]],
 	request: ModelRequest,
 ) -> ModelResponse:
-	"""One `Capability.wrap_model` around ``inner``: its own errors and wrong answers named."""
+	"""One `Capability.wrap_model` around ``inner`` (`Hooks.wrap`)."""
 	from openmolt_core.llm import ModelResponse
 
 	if request.model_id is not None:  # a request the hook builds anew stays for that model
@@ -1821,29 +1699,39 @@ async def _wrapped(
 	return await _around(hook, "wrap_model", run, inner, ModelResponse, how, request)
 
 
-async def _work(calling: CallingRun, work: ToolWork) -> dict[str, Any]:
-	"""The `ToolInside` that only runs the work (a `Capability.wrap_tool` that adds nothing)."""
-	return await work()
+def _for_model(
+	model_id: str, inner: Callable[[ModelRequest], Awaitable[ModelResponse]], request: ModelRequest
+) -> Awaitable[ModelResponse]:
+	"""Send ``request``; one a hook built anew, naming no model, is for ``model_id`` (its own)."""
+	if request.model_id is None:
+		request = replace(request, model_id=model_id)
+	return inner(request)
 
 
 async def _tool_layer(
-	hooks: _Listed,
-	at: int,
+	hook: Callable[..., Awaitable[dict[str, Any]]],
 	run: Run,
 	call: CallTool,
 	tool: ToolSpec,
 	step: ToolStep,
-	outer: ToolInside | None,
-	inside: ToolInside | None = None,
+	outer: ToolInside,
 ) -> dict[str, Any]:
-	"""The tool step as the hook at ``at`` gets it; ``inside``: the previous hook's, within ``outer``."""
-	if inside is not None:
-		outer = inside if outer is None else functools.partial(_within, outer, inside)
-	if at == len(hooks):
-		return await step(outer or _work)
-	layer = functools.partial(_tool_layer, hooks, at + 1, run, call, tool, step, outer)
+	"""One `Capability.wrap_tool` around ``step`` (`Hooks.tool_step`), within the hooks' around it.
+
+	``outer`` is what those hooks run inside the step; this one's ``inside`` runs within it.
+	"""
 	how = "the entry (a dict) that await step(inside) returned, or one of its own"
-	return await _around(hooks[at], "wrap_tool", run, layer, dict, how, call, tool)
+	inner = functools.partial(_inside, step, outer)
+	return await _around(hook, "wrap_tool", run, inner, dict, how, call, tool)
+
+
+def _inside(
+	step: ToolStep, outer: ToolInside, inside: ToolInside | None = None
+) -> Awaitable[dict[str, Any]]:
+	"""``step(inside)`` as a hook calls it, ``inside`` run within ``outer`` (none: `_work`)."""
+	if inside is not None and outer is not _work:
+		inside = functools.partial(_within, outer, inside)
+	return step(inside or outer)
 
 
 async def _within(
@@ -1853,23 +1741,12 @@ async def _within(
 	return await outer(calling, functools.partial(inner, calling, work))
 
 
-def _for_model(
-	model_id: str,
-	inner: Callable[[ModelRequest], Awaitable[ModelResponse]],
-	request: ModelRequest,
-) -> Awaitable[ModelResponse]:
-	"""Send ``request``; one a hook built anew, naming no model, is for ``model_id`` (its own)."""
-	if request.model_id is None:
-		request = replace(request, model_id=model_id)
-	return inner(request)
+async def _work(calling: CallingRun, work: ToolWork) -> dict[str, Any]:
+	"""The `ToolInside` that only runs the work (a `Capability.wrap_tool` that adds nothing)."""
+	return await work()
 
 
-def holding() -> str | None:
-	"""The rules a call is held under while the capabilities decide it (`Approve`), or None."""
-	return _HELD.get()
-
-
-_HELD: ContextVar[str | None] = ContextVar("openmolt_held", default=None)
+# the errors a capability's mistakes end in ---------------------------------------------------
 
 
 def _named(hook: Callable[..., Any]) -> str:
@@ -1879,9 +1756,10 @@ def _named(hook: Callable[..., Any]) -> str:
 
 
 def _failed(hook: Callable[..., Any], exc: Exception, called: str = "") -> Exception:
-	"""What a hook raised, as the error that ends the run (an `OpenMoltError` passes as it is).
+	"""What a hook (``called``) raised, as the error that ends the run.
 
-	Anything else becomes a `PluginError` naming the capability and the hook (``called``).
+	An `OpenMoltError` passes as it is; anything else becomes a `PluginError` naming the
+	capability and the hook.
 	"""
 	if isinstance(exc, OpenMoltError):
 		return exc
@@ -1939,19 +1817,13 @@ def _checked(hook: Callable[..., Any], decision: _Decision) -> _Decision:
 	return decision
 
 
-WITHHELD = "result withheld: the run stopped"
-"""The error of a result a capability's `Capability.after_tool` stopped the run on."""
-
-
 async def alongside(
 	checks: Sequence[Alongside], call: Callable[[], Awaitable[Any]]
 ) -> tuple[Any, Stop | None]:
 	"""Run ``call`` (the first model call) while the checks run; a `Stop` cancels the call.
 
-	The call's exception, if any, is raised once every check is done with.
-
-	Returns:
-		The call's result (None when cancelled), and the `Stop` of the check that ended it.
+	Returns the call's result (None when cancelled) and the `Stop` of the check that ended it;
+	the call's exception is raised once every check is done with.
 	"""
 	from openmolt_core._support.watch import watched
 
@@ -1981,18 +1853,14 @@ async def _watching(hook: Callable[..., Any], check: Callable[[], Any]) -> Stop 
 	return _checked(hook, verdict)
 
 
-def drive_wrapped(
-	hooks: Hooks, run: Run, drive: Callable[[], Awaitable[RunResult]]
-) -> Callable[[], Awaitable[RunResult]]:
-	"""``drive`` wrapped in every `Capability.wrap_run`, the first capability outermost."""
-	from openmolt_core.result import RunResult
-
-	how = "the RunResult of drive(), or one of its own"
-	for hook in reversed(hooks.wrap_run):
-		drive = functools.partial(_around, hook, "wrap_run", run, drive, RunResult, how)
-	return drive
+def holding() -> str | None:
+	"""The rules a call is held under while the capabilities decide it (`Approve`), or None."""
+	return _HELD.get()
 
 
+_HELD: ContextVar[str | None] = ContextVar("openmolt_held", default=None)
+WITHHELD = "result withheld: the run stopped"
+"""The error of a result a capability's `Capability.after_tool` stopped the run on."""
 NO_HOOKS = Hooks()
 """The hooks of an agent without capabilities (shared: it holds nothing)."""
 
