@@ -41,6 +41,7 @@ keeps an instance's, and re-exports these names).
 from __future__ import annotations
 
 import base64
+import copy
 import json
 import logging
 import os
@@ -81,6 +82,7 @@ __all__ = [
 	"mask_fields",
 	"mask_known",
 	"mask_printed",
+	"mask_url_fields",
 	"mask_url_logins",
 	"mask_url_logins_deep",
 	"mask_urls",
@@ -2333,18 +2335,34 @@ def mask_url_logins_deep(value: Any) -> Any:
 	Args:
 		value: Text, or lists and dicts of it, or an object holding such data.
 	"""
+	found = _urls_found(value, logins=True)
+	return mask_deep(value, frozenset(found)) if found else value
+
+
+def _urls_found(value: Any, *, logins: bool) -> set[str]:
+	"""The secrets of the URLs a value shows (`urls_secrets`) in any string or key it holds.
+
+	A dataclass is read field by field (a run's result: its state too), any other object as its
+	data or its ``repr`` (`_data_of`).
+	"""
+	import dataclasses
+
 	found: set[str] = set()
 	todo = [value]
 	while todo:
 		item = todo.pop()
 		if isinstance(item, str):
-			found |= urls_secrets(item, logins=True)
+			found |= urls_secrets(item, logins=logins)
 		elif isinstance(item, dict):
 			todo.extend(item.keys())
 			todo.extend(item.values())
 		elif isinstance(item, list | tuple | set | frozenset):
 			todo.extend(item)
-		elif item is not None and not isinstance(item, int | float):
+		elif item is None or isinstance(item, int | float):
+			continue
+		elif dataclasses.is_dataclass(item) and not isinstance(item, type):
+			todo.extend(getattr(item, f.name, None) for f in dataclasses.fields(item))
+		else:
 			data = _data_of(item)
 			if data is None:
 				try:
@@ -2352,7 +2370,47 @@ def mask_url_logins_deep(value: Any) -> Any:
 				except Exception:  # a broken repr shows nothing
 					continue
 			todo.append(data)
-	return mask_deep(value, frozenset(found)) if found else value
+	return found
+
+
+def mask_url_fields(obj: Any, *, logins: bool = False, skip: Collection[str] = ()) -> None:
+	"""Mask, in place, the secrets of the URLs a dataclass instance shows (an event for listeners).
+
+	The rule of `mask_urls`, a run's story for people: a URL's password, a token user and the
+	query values named like secrets, though no source knows them; with ``logins``, the rule of
+	`mask_url_logins` (text a person is sent: its links keep working). What one field shows is
+	masked in every field. A dataclass a field holds (a run's result, its state, an approval
+	request) is masked in a copy, so the object the caller keeps (what ``run()`` returns) is
+	never changed, and keeps its type; any other value as `mask_fields` masks it (fail closed).
+
+	Args:
+		obj: The dataclass instance (an event).
+		logins: Only the URLs' logins (for a person's text, streamed).
+		skip: The names of the fields left as they are.
+	"""
+	import dataclasses
+
+	names = [f.name for f in dataclasses.fields(obj) if f.name not in skip]
+	found = _urls_found([getattr(obj, name, None) for name in names], logins=logins)
+	if not found:
+		return
+	secrets = frozenset(found)
+
+	def deep(value: Any) -> Any:
+		if dataclasses.is_dataclass(value) and not isinstance(value, type):
+			copied = copy.copy(value)
+			mask_fields(copied, text, deep)
+			return copied
+		if isinstance(value, list | tuple) and any(
+			dataclasses.is_dataclass(v) and not isinstance(v, type) for v in value
+		):
+			return [deep(v) for v in value]
+		return mask_deep(value, secrets)
+
+	def text(value: str) -> str:
+		return mask(value, secrets)
+
+	mask_fields(obj, text, deep, skip=skip)
 
 
 def _logged_url_secrets(record: logging.LogRecord) -> frozenset[str]:
