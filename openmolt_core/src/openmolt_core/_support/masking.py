@@ -157,6 +157,26 @@ def _b64_cores(data: bytes) -> set[str]:
 	return out
 
 
+def _b64_of_encoded(value: str) -> set[str]:
+	"""Base64 of the secret another encoder wrote first: percent-encoded, or JSON-escaped.
+
+	OAuth2's client authentication form-encodes the id and the secret before HTTP Basic's base64
+	(RFC 6749, 2.3.1: ``base64(quote_plus(id) + ":" + quote_plus(secret))``, as authlib and
+	oauthlib send it), and a JWT's payload is base64 of JSON. Only the encodings that change
+	the secret (a ``/``, ``+``, ``=``, ``@``, ``"``, a non-ASCII letter) add spellings.
+	"""
+	encoded = {quote(value, safe=safe) for safe in ("", "/")} | {quote_plus(value)}
+	encoded |= {json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]}
+	out: set[str] = set()
+	for text in encoded - {value}:
+		data = text.encode("utf-8")
+		std = base64.b64encode(data).decode("ascii")
+		url = base64.urlsafe_b64encode(data).decode("ascii")
+		out.update((std, std.rstrip("="), url, url.rstrip("=")))
+		out.update(_b64_cores(data))
+	return out
+
+
 @lru_cache(maxsize=4096)
 def spellings(secret: str) -> frozenset[str]:
 	"""Every spelling of a secret to mask: as is, percent-encoded, base64, base32, escaped, hex.
@@ -206,6 +226,7 @@ def spellings(secret: str) -> frozenset[str]:
 		url = base64.urlsafe_b64encode(data).decode("ascii")
 		out.update((std, std.rstrip("="), url, url.rstrip("=")))
 		out.update(_b64_cores(data))
+		out.update(_b64_of_encoded(value))
 		b32 = base64.b32encode(data).decode("ascii")  # TOTP, case-insensitive transports
 		out.update((b32, b32.rstrip("="), b32.lower(), b32.lower().rstrip("=")))
 		out.update((data.hex(), data.hex().upper()))  # a hex dump, in either case
@@ -1203,24 +1224,53 @@ def _masked_run(run: str, secrets: frozenset[str]) -> str:
 	It is decoded up to three times: a URL inside another URL's query (an OAuth2 redirect) has
 	its secret percent-encoded twice (``%252F``). Decoding never lengthens a text, so a run
 	shorter than every secret is kept unread; and ``unquote_plus`` reads the same as ``unquote``
-	when no step it would decode holds a ``+``.
+	when no step it would decode holds a ``+``. Each decoding is read as the other encoders
+	that wrap one another write it (`_decoded_holds`): re-cased, and JSON-escaped.
 	"""
 	stripped, shortest = _stripped(secrets)
 	if len(run) < shortest:
 		return run
+	lowered = _recased_lower(secrets)
 	plus = False  # whether a text the first decoder read holds a "+"
 	for decode in (unquote, unquote_plus):
 		decoded = run
 		for _ in range(3):
 			plus = plus or "+" in decoded
 			decoded = decode(decoded)
-			if any(s in decoded for s in stripped):
+			if _decoded_holds(decoded, stripped, lowered):
 				return MASK
 			if "%" not in decoded:
 				break
 		if not plus:
 			break
 	return run
+
+
+def _decoded_holds(decoded: str, stripped: tuple[str, ...], lowered: tuple[str, ...]) -> bool:
+	r"""Whether a decoded run holds a secret: as is, re-cased, or JSON-escaped inside it.
+
+	A percent-encoded text an echo re-cased whole (``SK-PROJ-ABC123%2FXYZ``: the secrets
+	`_recased` masks in any case), and a JSON text sent in a form (``payload=%7B%22k%22%3A...``:
+	Slack's, whose secret holding a ``"`` or a non-ASCII letter is JSON-escaped, ``é``).
+	"""
+	if any(s in decoded for s in stripped):
+		return True
+	if lowered and any(s in decoded.lower() for s in lowered):
+		return True
+	if "\\" in decoded:
+		unescaped = _unescaped(decoded)
+		if unescaped != decoded and (
+			any(s in unescaped for s in stripped)
+			or (lowered and any(s in unescaped.lower() for s in lowered))
+		):
+			return True
+	return False
+
+
+@lru_cache(maxsize=256)
+def _recased_lower(secrets: frozenset[str]) -> tuple[str, ...]:
+	"""The secrets `_recased` masks in any case, lower-cased (a decoded run is read so)."""
+	return tuple(v.lower() for v in _recased(secrets)[1])
 
 
 @lru_cache(maxsize=256)
