@@ -61,6 +61,7 @@ __all__ = [
 	"MASK",
 	"MIN_ENCODED",
 	"MIN_KEY",
+	"ONE_TIME_QUERY",
 	"PUBLIC_ENV",
 	"PUBLIC_HEADERS",
 	"PUBLIC_NAMES",
@@ -88,6 +89,7 @@ __all__ = [
 	"mask_urls",
 	"masked_excerpt",
 	"named_secrets",
+	"one_time_query",
 	"read_log_secrets",
 	"redact_handler",
 	"secret_name",
@@ -3100,6 +3102,47 @@ def _secrets(config: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str
 	return out
 
 
+ONE_TIME_QUERY = (
+	"code",  # an OAuth redirect's authorization code: traded for tokens
+	"pin",
+	"_otp_",
+	"_totp_",
+	"_hotp_",
+	"_hmac_",  # a signed callback's (Shopify's ?hmac=)
+	"_mfa_code_",
+	"_2fa_code_",
+	"_sms_code_",
+	"_verification_code_",
+	"_confirmation_code_",
+	"_activation_code_",
+	"_reset_code_",
+	"_login_code_",
+	"_device_code_",
+	"_user_code_",
+	"_security_code_",
+	"_access_code_",
+	"_one_time_code_",
+)
+"""The query keys of a one-time credential, which no secret's name (`SECRET_HINTS`) says: a key
+that is one of the bare words (``code``, ``pin``), or holds one written between underscores
+among its words (``otp_code``, ``x-shopify-hmac``, ``verificationCode``). An ordinary field that
+ends in ``code`` (``country_code``, ``zip_code``, ``error_code``) is none. ``state`` is not
+here: an OAuth state is no credential (OpenMolt signs its own), and a consent link a person is
+sent must keep it. Read by `url_secrets` only: a query, not an environment variable's name."""
+
+
+def one_time_query(name: str) -> bool:
+	"""Whether a URL's query key names a one-time credential (`ONE_TIME_QUERY`).
+
+	Args:
+		name: The key, decoded (``code``, ``otp_code``, ``X-Shopify-Hmac``).
+	"""
+	words = _words(name)
+	return words.strip("_") in ONE_TIME_QUERY or any(
+		hint in words for hint in ONE_TIME_QUERY if hint.startswith("_")
+	)
+
+
 _URL_AUTHORITY = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://([^/?#]*)")
 _DRIVER_PASSWORD = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^:/\s]*:([^@\s]*)@")
 """A database URL's password as SQLAlchemy's ``make_url`` reads it: every character up to the
@@ -3199,7 +3242,7 @@ def _url_secrets(text: str, hinted_only: bool, depth: int, logins: bool = False)
 		query = ""
 	for pair in query.split("&"):
 		key, _, raw = pair.partition("=")
-		hinted = secret_name(unquote_plus(key))
+		hinted = secret_name(unquote_plus(key)) or one_time_query(unquote_plus(key))
 		name = unquote_plus(key).lower()
 		for value in {raw, unquote(raw), unquote_plus(raw)}:  # as written, and decoded
 			if depth < _NESTED and "//" in value:  # a URL in the query: a redirect's, a link's
