@@ -2307,6 +2307,11 @@ def _as_written(secrets: Iterable[str], text: str) -> set[str]:
 	return out
 
 
+_MAY_SHOW = frozenset("?@%&\\")
+"""What a text holds when one of its readings (`_text_readings`) may show a URL's secret: a
+``?`` or an ``@`` as written, or the escape that spells one (percent, HTML, JSON)."""
+
+
 def urls_secrets(text: str, *, logins: bool = False) -> set[str]:
 	"""The secrets of the URLs text shows, in any spelling, though no source knows them.
 
@@ -2318,6 +2323,8 @@ def urls_secrets(text: str, *, logins: bool = False) -> set[str]:
 		text: Any text (a log line, an event's field, a tool's result).
 		logins: Only the URLs' logins (`url_secrets`' ``logins``): for text a person is sent.
 	"""
+	if _MAY_SHOW.isdisjoint(text):
+		return set()  # no reading of it holds a "?" or an "@", which a URL's secrets need
 	whole = _unbroken(text)  # ``ht\ttps:/\n/``: what the cheap checks below look for
 	loose = _loose_slashes(whole)
 	if not loose and (
@@ -2404,7 +2411,8 @@ def _urls_found(value: Any, *, logins: bool) -> set[str]:
 	while todo:
 		item = todo.pop()
 		if isinstance(item, str):
-			found |= urls_secrets(item, logins=logins)
+			if not _MAY_SHOW.isdisjoint(item):  # most strings: no call
+				found |= urls_secrets(item, logins=logins)
 		elif isinstance(item, dict):
 			todo.extend(item.keys())
 			todo.extend(item.values())
