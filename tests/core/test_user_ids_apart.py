@@ -1,10 +1,11 @@
 """One end user's credentials, outputs and notes never reach a run for a user whose id looks alike.
 
 A user id is whatever a surface makes it (``telegram:42``, ``hook:<agent>:<value>``, an
-application's own): it may hold ``/``, ``..``, ``:``, a look-alike letter (Cyrillic ``а`` for
-``a``, a full-width ``ａ``), a zero-width space, a trailing space. Every store reads a user's data
-by the id as given, never a normalised or path-like form of it: the credential store, a
-session's outputs and short-term notes.
+application's own): it may hold ``/``, ``..``, ``:``, another case. Every store reads a user's
+data by the id as given, never a normalised or path-like form of it: the credential store, a
+session's outputs and short-term notes. An id that can alias another (a look-alike letter:
+Cyrillic ``а`` for ``a``, a full-width ``ａ``; a zero-width space, a trailing space) is refused
+where it is given (`openmolt_core._support.userids`: tests/core/test_user_id_aliases.py).
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ import pytest
 from cryptography.fernet import Fernet
 
 from openmolt import OpenMolt
+from openmolt_core._support.userids import user_id_problem
 from openmolt_core.credstore import KEY_VARIABLE, EncryptedFileStore
+from openmolt_core.errors import ConfigurationError
 from openmolt_core.sessions import InMemorySession
 from openmolt_core.testing import ScriptedModel, finish, update_memory
 
@@ -45,6 +48,8 @@ LOOK_ALIKES = [
 	"/",
 	":",
 ]
+KEPT = [other for other in LOOK_ALIKES if user_id_problem(other) is None]
+REFUSED = [other for other in LOOK_ALIKES if user_id_problem(other) is not None]
 
 
 @pytest.fixture
@@ -57,15 +62,19 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> EncryptedFileStore
 def test_a_users_credentials_are_read_by_that_exact_id_only(store: EncryptedFileStore) -> None:
 	store.save("mail", {"accessToken": "tok-alice-0001"}, user=OWNER)
 	store.save("mail", {"accessToken": "tok-operator-0002"})
-	for other in LOOK_ALIKES:
+	assert len(KEPT) >= 10 and len(REFUSED) >= 6
+	for other in KEPT:
 		assert store.load("mail", user=other) is None, other
 		assert not store.delete("mail", user=other), other
+	for other in REFUSED:  # an alias of another id: refused, never read as hers
+		with pytest.raises(ConfigurationError, match="user"):
+			store.load("mail", user=other)
 	assert store.load("mail", user=OWNER) == {"accessToken": "tok-alice-0001"}
 	assert store.load("mail") == {"accessToken": "tok-operator-0002"}
-	for other in LOOK_ALIKES:  # each a user of its own: saved apart, read apart
+	for other in KEPT:  # each a user of its own: saved apart, read apart
 		store.save("mail", {"accessToken": f"tok-{other!r}"}, user=other)
 	assert store.load("mail", user=OWNER) == {"accessToken": "tok-alice-0001"}
-	for other in LOOK_ALIKES:
+	for other in KEPT:
 		assert store.load("mail", user=other) == {"accessToken": f"tok-{other!r}"}
 
 
@@ -90,6 +99,11 @@ async def test_a_users_output_and_notes_in_a_session_never_reach_a_look_alikes_r
 	await owner.run("my balance?", session=group, user=OWNER)
 	kept = await group.get_items()
 	assert [i["role"] for i in kept if "overdraft-7731" in json.dumps(i)] == ["agent", "memory"]
+	if other in REFUSED:  # an alias of another id runs for no one
+		with pytest.raises(ConfigurationError, match="user="):
+			await look_alike.run("hello", session=group, user=other)
+		assert await group.get_items() == kept
+		return
 	await look_alike.run("hello", session=group, user=other)
 	seen = json.dumps([m.content for r in other_model.requests for m in r.messages])
 	assert "my balance?" in seen  # what was said in the chat is everyone's

@@ -94,10 +94,12 @@ def test_hostile_nested_rows_stay_text_and_their_links_stay_in_the_page(
 			},
 		],
 	)
-	result = served.call(lambda: _family(served.om).run("go", user=EVIL))
+	# A user id with a bidi override is refused by the run now (tests/core/test_user_id_aliases.py);
+	# the nested rows above keep one, as another program wrote them.
+	result = served.call(lambda: _family(served.om).run("go", user=EVIL.replace("\u202e", "")))
 	page.goto(f"{served.viewer.url}#run={result.state.run_id}")
 	view = page.get_by_test_id("run-view")
-	shown_user = EVIL.replace("\u202e", "\\u202e")
+	shown_user = EVIL.replace("\u202e", "")
 	expect(view.get_by_test_id("run-user")).to_have_text(shown_user)
 	item = page.locator(f"[data-run-id='{result.state.run_id}'] [data-testid=run-item-user]")
 	expect(item).to_contain_text(shown_user[:30])

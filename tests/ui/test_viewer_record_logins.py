@@ -23,3 +23,19 @@ def test_an_events_data_masks_the_login() -> None:
 	out = described(event)
 	assert PASSWORD not in json.dumps(out), out
 	assert SHOWN in out["data"]["output"]
+
+
+def test_an_events_data_masks_what_the_story_s_rule_masks_now() -> None:
+	"""A stored event is a run's story: the store's own rule (`mask_urls`) again as it is served.
+
+	An older writer, or another process's, kept a ``?api_key=`` or a ``?code=`` the rule masks
+	now; the page showed them (it read events with the output's rule, logins only).
+	"""
+	key, code = "k3y-7f3a9e21c4d8b6a0", "c0de-5d1e0f7a9b"
+	data = {
+		"input": {"url": f"https://api.example/v1/x?api_key={key}"},
+		"response": f"redirected to https://app.example/cb?code={code}",
+	}
+	out = described({"name": "tool:response", "data": data})
+	assert key not in json.dumps(out) and code not in json.dumps(out), out
+	assert "api.example" in out["data"]["input"]["url"]

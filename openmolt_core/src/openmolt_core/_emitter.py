@@ -146,7 +146,12 @@ class EventEmitter:
 		stream), which a worker thread could not. It must be quick; a slow one should be async
 		(awaited, and interrupted by the time budget) or hand its work to a thread itself.
 		"""
-		for handler in tuple(self.handlers.get(event.name, ()) if self.handlers else ()):
+		handlers = tuple(self.handlers.get(event.name, ()) if self.handlers else ())
+		if handlers:  # every event, whatever its name: a URL's secrets no source knows masked
+			from openmolt_core._support.masking import mask_url_fields
+
+			mask_url_fields(event, logins=event.name == "text:delta")  # a person's: links work
+		for handler in handlers:
 			try:
 				result = handler(event)
 				if inspect.isawaitable(result):

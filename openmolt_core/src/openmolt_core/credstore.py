@@ -164,6 +164,13 @@ def _check_user(user: str | None) -> str:
 		return ""
 	if not isinstance(user, str) or not user.strip():
 		raise ConfigurationError("user: give a non-empty user id, or None for the operator")
+	from openmolt_core._support.userids import user_id_problem
+
+	if problem := user_id_problem(user):  # a key of its own: no alias of another user's
+		raise ConfigurationError(
+			f"user={user[:64]!a} is refused as a user id: {problem}; give the id the user's "
+			"sign-in gives, NFKC-normalised and stripped, with no control or invisible character"
+		)
 	return user
 
 

@@ -862,7 +862,8 @@ def _authorizations(row: dict[str, Any], pending: dict[str, Any]) -> list[dict[s
 def described(event: dict[str, Any]) -> dict[str, Any]:
 	"""An event as the page reads it: with what its name stands for and who emits it, if known.
 
-	A URL's login in its data is masked as in the run's output (`mask_url_logins_deep`). Its
+	Its data is masked with the story's rule (`mask_urls`: a URL's login and its secret query
+	values), which the run store wrote it with: again, for an event an older writer kept. Its
 	data is cut past 64 levels (`openmolt_core._support.jsonsafe.shallow`): masking and
 	encoding it recurse once per level, and one event nested deeper (a capability's own fields)
 	must not make its whole run fail to load.
@@ -875,11 +876,10 @@ def described(event: dict[str, Any]) -> dict[str, Any]:
 		event: The event (``name``, ``data``...).
 	"""
 	from openmolt_core._support.jsonsafe import shallow
-	from openmolt_core._support.masking import mask_url_logins_deep
+	from openmolt_core._support.masking import mask_urls
 
-	# Masked and encoded as it is served; a URL's login as in the run's output (a reply, a
-	# tool's result show what the output shows).
-	event = {**event, "data": mask_url_logins_deep(shallow(event.get("data")))}
+	# Masked and encoded as it is served, with the rule the store writes events with.
+	event = {**event, "data": mask_urls(shallow(event.get("data")))}
 	info = describe_event(event["name"])
 	return event if info is None else {**event, "about": {"what": info.about, "by": info.by}}
 

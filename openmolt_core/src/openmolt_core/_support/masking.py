@@ -41,6 +41,7 @@ keeps an instance's, and re-exports these names).
 from __future__ import annotations
 
 import base64
+import copy
 import json
 import logging
 import os
@@ -60,6 +61,7 @@ __all__ = [
 	"MASK",
 	"MIN_ENCODED",
 	"MIN_KEY",
+	"ONE_TIME_QUERY",
 	"PUBLIC_ENV",
 	"PUBLIC_HEADERS",
 	"PUBLIC_NAMES",
@@ -81,11 +83,13 @@ __all__ = [
 	"mask_fields",
 	"mask_known",
 	"mask_printed",
+	"mask_url_fields",
 	"mask_url_logins",
 	"mask_url_logins_deep",
 	"mask_urls",
 	"masked_excerpt",
 	"named_secrets",
+	"one_time_query",
 	"read_log_secrets",
 	"redact_handler",
 	"secret_name",
@@ -155,6 +159,26 @@ def _b64_cores(data: bytes) -> set[str]:
 	return out
 
 
+def _b64_of_encoded(value: str) -> set[str]:
+	"""Base64 of the secret another encoder wrote first: percent-encoded, or JSON-escaped.
+
+	OAuth2's client authentication form-encodes the id and the secret before HTTP Basic's base64
+	(RFC 6749, 2.3.1: ``base64(quote_plus(id) + ":" + quote_plus(secret))``, as authlib and
+	oauthlib send it), and a JWT's payload is base64 of JSON. Only the encodings that change
+	the secret (a ``/``, ``+``, ``=``, ``@``, ``"``, a non-ASCII letter) add spellings.
+	"""
+	encoded = {quote(value, safe=safe) for safe in ("", "/")} | {quote_plus(value)}
+	encoded |= {json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]}
+	out: set[str] = set()
+	for text in encoded - {value}:
+		data = text.encode("utf-8")
+		std = base64.b64encode(data).decode("ascii")
+		url = base64.urlsafe_b64encode(data).decode("ascii")
+		out.update((std, std.rstrip("="), url, url.rstrip("=")))
+		out.update(_b64_cores(data))
+	return out
+
+
 @lru_cache(maxsize=4096)
 def spellings(secret: str) -> frozenset[str]:
 	"""Every spelling of a secret to mask: as is, percent-encoded, base64, base32, escaped, hex.
@@ -204,6 +228,7 @@ def spellings(secret: str) -> frozenset[str]:
 		url = base64.urlsafe_b64encode(data).decode("ascii")
 		out.update((std, std.rstrip("="), url, url.rstrip("=")))
 		out.update(_b64_cores(data))
+		out.update(_b64_of_encoded(value))
 		b32 = base64.b32encode(data).decode("ascii")  # TOTP, case-insensitive transports
 		out.update((b32, b32.rstrip("="), b32.lower(), b32.lower().rstrip("=")))
 		out.update((data.hex(), data.hex().upper()))  # a hex dump, in either case
@@ -1201,24 +1226,53 @@ def _masked_run(run: str, secrets: frozenset[str]) -> str:
 	It is decoded up to three times: a URL inside another URL's query (an OAuth2 redirect) has
 	its secret percent-encoded twice (``%252F``). Decoding never lengthens a text, so a run
 	shorter than every secret is kept unread; and ``unquote_plus`` reads the same as ``unquote``
-	when no step it would decode holds a ``+``.
+	when no step it would decode holds a ``+``. Each decoding is read as the other encoders
+	that wrap one another write it (`_decoded_holds`): re-cased, and JSON-escaped.
 	"""
 	stripped, shortest = _stripped(secrets)
 	if len(run) < shortest:
 		return run
+	lowered = _recased_lower(secrets)
 	plus = False  # whether a text the first decoder read holds a "+"
 	for decode in (unquote, unquote_plus):
 		decoded = run
 		for _ in range(3):
 			plus = plus or "+" in decoded
 			decoded = decode(decoded)
-			if any(s in decoded for s in stripped):
+			if _decoded_holds(decoded, stripped, lowered):
 				return MASK
 			if "%" not in decoded:
 				break
 		if not plus:
 			break
 	return run
+
+
+def _decoded_holds(decoded: str, stripped: tuple[str, ...], lowered: tuple[str, ...]) -> bool:
+	r"""Whether a decoded run holds a secret: as is, re-cased, or JSON-escaped inside it.
+
+	A percent-encoded text an echo re-cased whole (``SK-PROJ-ABC123%2FXYZ``: the secrets
+	`_recased` masks in any case), and a JSON text sent in a form (``payload=%7B%22k%22%3A...``:
+	Slack's, whose secret holding a ``"`` or a non-ASCII letter is JSON-escaped, ``é``).
+	"""
+	if any(s in decoded for s in stripped):
+		return True
+	if lowered and any(s in decoded.lower() for s in lowered):
+		return True
+	if "\\" in decoded:
+		unescaped = _unescaped(decoded)
+		if unescaped != decoded and (
+			any(s in unescaped for s in stripped)
+			or (lowered and any(s in unescaped.lower() for s in lowered))
+		):
+			return True
+	return False
+
+
+@lru_cache(maxsize=256)
+def _recased_lower(secrets: frozenset[str]) -> tuple[str, ...]:
+	"""The secrets `_recased` masks in any case, lower-cased (a decoded run is read so)."""
+	return tuple(v.lower() for v in _recased(secrets)[1])
 
 
 @lru_cache(maxsize=256)
@@ -2253,6 +2307,11 @@ def _as_written(secrets: Iterable[str], text: str) -> set[str]:
 	return out
 
 
+_MAY_SHOW = frozenset("?@%&\\")
+"""What a text holds when one of its readings (`_text_readings`) may show a URL's secret: a
+``?`` or an ``@`` as written, or the escape that spells one (percent, HTML, JSON)."""
+
+
 def urls_secrets(text: str, *, logins: bool = False) -> set[str]:
 	"""The secrets of the URLs text shows, in any spelling, though no source knows them.
 
@@ -2264,6 +2323,8 @@ def urls_secrets(text: str, *, logins: bool = False) -> set[str]:
 		text: Any text (a log line, an event's field, a tool's result).
 		logins: Only the URLs' logins (`url_secrets`' ``logins``): for text a person is sent.
 	"""
+	if _MAY_SHOW.isdisjoint(text):
+		return set()  # no reading of it holds a "?" or an "@", which a URL's secrets need
 	whole = _unbroken(text)  # ``ht\ttps:/\n/``: what the cheap checks below look for
 	loose = _loose_slashes(whole)
 	if not loose and (
@@ -2333,18 +2394,35 @@ def mask_url_logins_deep(value: Any) -> Any:
 	Args:
 		value: Text, or lists and dicts of it, or an object holding such data.
 	"""
+	found = _urls_found(value, logins=True)
+	return mask_deep(value, frozenset(found)) if found else value
+
+
+def _urls_found(value: Any, *, logins: bool) -> set[str]:
+	"""The secrets of the URLs a value shows (`urls_secrets`) in any string or key it holds.
+
+	A dataclass is read field by field (a run's result: its state too), any other object as its
+	data or its ``repr`` (`_data_of`).
+	"""
+	import dataclasses
+
 	found: set[str] = set()
 	todo = [value]
 	while todo:
 		item = todo.pop()
 		if isinstance(item, str):
-			found |= urls_secrets(item, logins=True)
+			if not _MAY_SHOW.isdisjoint(item):  # most strings: no call
+				found |= urls_secrets(item, logins=logins)
 		elif isinstance(item, dict):
 			todo.extend(item.keys())
 			todo.extend(item.values())
 		elif isinstance(item, list | tuple | set | frozenset):
 			todo.extend(item)
-		elif item is not None and not isinstance(item, int | float):
+		elif item is None or isinstance(item, int | float):
+			continue
+		elif dataclasses.is_dataclass(item) and not isinstance(item, type):
+			todo.extend(getattr(item, f.name, None) for f in dataclasses.fields(item))
+		else:
 			data = _data_of(item)
 			if data is None:
 				try:
@@ -2352,7 +2430,47 @@ def mask_url_logins_deep(value: Any) -> Any:
 				except Exception:  # a broken repr shows nothing
 					continue
 			todo.append(data)
-	return mask_deep(value, frozenset(found)) if found else value
+	return found
+
+
+def mask_url_fields(obj: Any, *, logins: bool = False, skip: Collection[str] = ()) -> None:
+	"""Mask, in place, the secrets of the URLs a dataclass instance shows (an event for listeners).
+
+	The rule of `mask_urls`, a run's story for people: a URL's password, a token user and the
+	query values named like secrets, though no source knows them; with ``logins``, the rule of
+	`mask_url_logins` (text a person is sent: its links keep working). What one field shows is
+	masked in every field. A dataclass a field holds (a run's result, its state, an approval
+	request) is masked in a copy, so the object the caller keeps (what ``run()`` returns) is
+	never changed, and keeps its type; any other value as `mask_fields` masks it (fail closed).
+
+	Args:
+		obj: The dataclass instance (an event).
+		logins: Only the URLs' logins (for a person's text, streamed).
+		skip: The names of the fields left as they are.
+	"""
+	import dataclasses
+
+	names = [f.name for f in dataclasses.fields(obj) if f.name not in skip]
+	found = _urls_found([getattr(obj, name, None) for name in names], logins=logins)
+	if not found:
+		return
+	secrets = frozenset(found)
+
+	def deep(value: Any) -> Any:
+		if dataclasses.is_dataclass(value) and not isinstance(value, type):
+			copied = copy.copy(value)
+			mask_fields(copied, text, deep)
+			return copied
+		if isinstance(value, list | tuple) and any(
+			dataclasses.is_dataclass(v) and not isinstance(v, type) for v in value
+		):
+			return [deep(v) for v in value]
+		return mask_deep(value, secrets)
+
+	def text(value: str) -> str:
+		return mask(value, secrets)
+
+	mask_fields(obj, text, deep, skip=skip)
 
 
 def _logged_url_secrets(record: logging.LogRecord) -> frozenset[str]:
@@ -2992,6 +3110,47 @@ def _secrets(config: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str
 	return out
 
 
+ONE_TIME_QUERY = (
+	"code",  # an OAuth redirect's authorization code: traded for tokens
+	"pin",
+	"_otp_",
+	"_totp_",
+	"_hotp_",
+	"_hmac_",  # a signed callback's (Shopify's ?hmac=)
+	"_mfa_code_",
+	"_2fa_code_",
+	"_sms_code_",
+	"_verification_code_",
+	"_confirmation_code_",
+	"_activation_code_",
+	"_reset_code_",
+	"_login_code_",
+	"_device_code_",
+	"_user_code_",
+	"_security_code_",
+	"_access_code_",
+	"_one_time_code_",
+)
+"""The query keys of a one-time credential, which no secret's name (`SECRET_HINTS`) says: a key
+that is one of the bare words (``code``, ``pin``), or holds one written between underscores
+among its words (``otp_code``, ``x-shopify-hmac``, ``verificationCode``). An ordinary field that
+ends in ``code`` (``country_code``, ``zip_code``, ``error_code``) is none. ``state`` is not
+here: an OAuth state is no credential (OpenMolt signs its own), and a consent link a person is
+sent must keep it. Read by `url_secrets` only: a query, not an environment variable's name."""
+
+
+def one_time_query(name: str) -> bool:
+	"""Whether a URL's query key names a one-time credential (`ONE_TIME_QUERY`).
+
+	Args:
+		name: The key, decoded (``code``, ``otp_code``, ``X-Shopify-Hmac``).
+	"""
+	words = _words(name)
+	return words.strip("_") in ONE_TIME_QUERY or any(
+		hint in words for hint in ONE_TIME_QUERY if hint.startswith("_")
+	)
+
+
 _URL_AUTHORITY = LazyPattern(r"^[A-Za-z][A-Za-z0-9+.-]*://([^/?#]*)")
 _DRIVER_PASSWORD = LazyPattern(r"^[A-Za-z][A-Za-z0-9+.-]*://[^:/\s]*:([^@\s]*)@")
 """A database URL's password as SQLAlchemy's ``make_url`` reads it: every character up to the
@@ -3092,7 +3251,7 @@ def _url_secrets(text: str, hinted_only: bool, depth: int, logins: bool = False)
 		query = ""
 	for pair in query.split("&"):
 		key, _, raw = pair.partition("=")
-		hinted = secret_name(unquote_plus(key))
+		hinted = secret_name(unquote_plus(key)) or one_time_query(unquote_plus(key))
 		name = unquote_plus(key).lower()
 		for value in {raw, unquote(raw), unquote_plus(raw)}:  # as written, and decoded
 			if depth < _NESTED and "//" in value:  # a URL in the query: a redirect's, a link's

@@ -19,7 +19,7 @@ from typing import Any, get_args
 
 import anyio
 
-from openmolt_core._support.masking import mask_url_logins_deep, masked_excerpt
+from openmolt_core._support.masking import mask_url_logins_deep, mask_urls, masked_excerpt
 from openmolt_core._support.words import quantity
 from openmolt_core.cli._argparse import CommandParser, count
 from openmolt_core.cli._terminal import excerpt, printable
@@ -175,10 +175,19 @@ async def _pages(store: Any, run_id: str) -> AsyncIterator[list[Any]]:
 		after = page[-1].id
 
 
+def _story(event: Any) -> dict[str, Any]:
+	"""A stored event as JSON, its data read with the story's rule again (`mask_urls`).
+
+	The store masked it as it wrote it, with the rule of its writer's version: an older one,
+	or another process's, may have kept a ``?code=`` or a double encoding the rule masks now.
+	"""
+	return {**event.to_dict(), "data": mask_urls(event.data)}
+
+
 def _event_line(event: Any) -> str:
 	detail = {
 		k: v
-		for k, v in event.data.items()
+		for k, v in mask_urls(event.data).items()
 		if k not in ("run_id", "agent", "step")
 		and not (k in ("parent_run_id", "replayed") and not v)
 	}
@@ -240,7 +249,7 @@ async def _show_one(store: Any, run: Any, *, as_json: bool) -> None:
 	async for page in _pages(store, run.run_id):
 		items = [
 			textwrap.indent(
-				json.dumps(e.to_dict(), indent=2, ensure_ascii=False, default=str), "    "
+				json.dumps(_story(e), indent=2, ensure_ascii=False, default=str), "    "
 			)
 			for e in page
 		]
