@@ -40,6 +40,7 @@ REFUSED = {
 	"decomposed accent": "jose\u0301",  # NFC makes it "josé": two keys for one name
 	"Cyrillic a among Latin": "\u0430lice",
 	"Greek omicron among Latin": "b\u03bfb",
+	"Cyrillic a in a word after a prefix": "slack:T1:\u0430lice",
 	"lone surrogate": "alice\ud800",
 	"private use": "alice\ue000",
 	"too long": "a" * 1025,
@@ -56,6 +57,9 @@ ACCEPTED = [
 	"jos\u00e9",  # composed
 	"Ren\u00e9e O'Brien",
 	"\u0438\u0432\u0430\u043d",  # "иван": Cyrillic alone
+	"slack:T1:\u0438\u0432\u0430\u043d",  # a Latin prefix, a Cyrillic name: words apart
+	"\u0438\u0432\u0430\u043d@example.com",
+	"\u03bd\u03af\u03ba\u03bf\u03c2 papadopoulos",  # "νίκος": a Greek word, a Latin one
 	"\u7530\u4e2d\u305f\u308d\u3046",  # "田中たろう": kanji and kana
 	"user 42",
 	"42",

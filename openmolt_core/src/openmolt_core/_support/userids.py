@@ -7,13 +7,15 @@ file name stops there), another control character or a line break (a log line fo
 character no one sees (a zero-width space, a bidirectional override, a soft hyphen), spaces at
 an end (a form or a store trims them), a form NFKC folds (full-width letters, a ligature) or
 NFC composes (``e`` and a combining accent), and Latin letters mixed with Cyrillic or Greek ones
-(``а`` for ``a``). `user_id_problem` says which, for the caller's error; ids real sign-ins give
+in a word (``а`` for ``a``). `user_id_problem` says which, for the caller's error; ids real sign-ins give
 (an e-mail address, ``slack:T1:alice``, a name in one script, Japanese kanji with kana) pass.
 """
 
 from __future__ import annotations
 
 import unicodedata
+
+from openmolt_core._support import LazyPattern
 
 __all__ = ["MAX_USER_ID", "user_id_problem"]
 
@@ -25,7 +27,11 @@ _INVISIBLE = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 marks, the soft hyphen), surrogates, private use, unassigned, line and paragraph separators."""
 
 _CONFUSABLE = ("LATIN", "CYRILLIC", "GREEK")
-"""Scripts whose letters pass for one another's: an id mixing two of them is refused."""
+"""Scripts whose letters pass for one another's: a word of an id mixing two of them is refused
+(``аlice`` with a Cyrillic ``а``); words apart may differ (``slack:T1:иван``, ``иван@mail.ru``)."""
+
+_WORDS = LazyPattern(r"[^\W_]+")
+"""A word of an id: letters and digits, between its separators (``:``, ``@``, ``.``, a space)."""
 
 
 def user_id_problem(user: str) -> str | None:
@@ -45,10 +51,11 @@ def user_id_problem(user: str) -> str | None:
 	if unicodedata.normalize("NFKC", user) != user:
 		folded = unicodedata.normalize("NFKC", user)
 		return f"its normal form (NFKC) is {folded!a}, which is another id"
-	scripts = {_script(char) for char in user if char.isalpha()} & set(_CONFUSABLE)
-	if len(scripts) > 1:
-		mixed = " and ".join(sorted(s.title() for s in scripts))
-		return f"it mixes {mixed} letters, which look alike"
+	for word in _WORDS().findall(user):  # a word each: ``slack:T1:иван`` mixes nothing
+		scripts = {_script(char) for char in word if char.isalpha()} & set(_CONFUSABLE)
+		if len(scripts) > 1:
+			mixed = " and ".join(sorted(s.title() for s in scripts))
+			return f"its word {word!a} mixes {mixed} letters, which look alike"
 	return None
 
 
