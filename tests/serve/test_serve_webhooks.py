@@ -753,3 +753,33 @@ def test_the_twilio_scheme_needs_the_url_twilio_calls() -> None:
 	for settings in ({"scheme": "twilio"}, {"scheme": "twilio", "url": "agents.example.com/h"}):
 		with pytest.raises(ValueError, match="url"):
 			Triggers.model_validate({"webhook": {"secret": SECRET, **settings}})
+
+
+@pytest.mark.parametrize(
+	"login",
+	["\uff4f\uff43\uff54\uff4f\u0063\u0061\u0074", "octo\u200bcat", "\u043e\u0441tocat"],
+	ids=["full-width", "zero-width space", "Cyrillic among Latin"],
+)
+async def test_a_payload_user_that_can_alias_another_is_a_400_and_runs_nothing(login: str) -> None:
+	"""webhook.user finds a value that could pass for another user's id (``ｏｃｔocat``,
+	``octo<ZWSP>cat``, ``осtocat``): a 400 naming the path and the reason (a 5xx is retried, and
+	a retry would fail again), no run; the same delivery id with a proper login then runs."""
+	model = ScriptedModel([finish("one")])
+	async for server, client in serving(model, {"scheme": "github", "user": "sender.login"}):
+		body = json.dumps({"sender": {"login": login}}).encode()
+		refused = await client.post(
+			"/hooks/Triage", content=body, headers=github_headers(body, "d-1")
+		)
+		assert refused.status_code == 400, refused.text
+		assert "sender.login" in refused.json()["error"]
+		assert "refused" in refused.json()["error"]
+		assert not model.requests
+		body = json.dumps({"sender": {"login": "octocat"}}).encode()
+		taken = await client.post(
+			"/hooks/Triage", content=body, headers=github_headers(body, "d-1")
+		)
+		assert taken.status_code == 202, taken.text
+		await eventually(lambda: len(model.requests) == 1)
+		assert server.launcher is not None
+		await eventually(lambda: not server.launcher.running)
+		assert server.agents["Triage"][0].last_state.user == "hook:Triage:octocat"

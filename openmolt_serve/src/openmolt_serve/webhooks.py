@@ -70,6 +70,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from openmolt_core._support.userids import user_id_problem
 from openmolt_core.errors import ConfigurationError, OpenMoltError
 from openmolt_core.secrets import Redactor, register_key, url_secrets
 from openmolt_core.triggers import WebhookTrigger, secret_from
@@ -371,6 +372,12 @@ async def handle_webhook(
 		return JSONResponse({"run_id": run_id, "status": "duplicate"})
 	if hook.guard.seen(verified):
 		return _replayed()
+	who = session_key(data, config.user)
+	user = webhook_user(hook.agent.name, who) if who else None
+	if user is not None and (problem := user_id_problem(user)):
+		# The sender's payload names a user id that could pass for another's: no retry of it
+		# would start, so a 400 (a 5xx is retried), and nothing is remembered.
+		return _error(400, hook.redact(f"the payload's user ({config.user}) is refused: {problem}"))
 	wait = hook.limit.take()
 	if wait:  # not remembered: the sender may retry this request later
 		return JSONResponse(
@@ -407,9 +414,7 @@ async def handle_webhook(
 			trigger="webhook",
 			where=hook.agent.name,
 			session=session,
-			user=webhook_user(hook.agent.name, who)
-			if (who := session_key(data, config.user))
-			else None,
+			user=user,
 			within=ACK_WITHIN,
 			unstarted=unstarted,
 			vouched=config.trust_payload,
