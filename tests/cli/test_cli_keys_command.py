@@ -288,3 +288,21 @@ def test_keys_set_for_an_agent_file_s_integration_never_takes_another_s_variable
 	assert "v-123456" not in err and "v-kept" not in err
 	assert not any(secret in err for secret in ("live", "xoxb", "0123", "AKIA"))
 	assert _stored() == {"OPENMOLT_S3_SECRET_ACCESS_KEY": "v-kept-123456"}
+
+
+@pytest.mark.parametrize("action", ["set", "remove"])
+@pytest.mark.parametrize(
+	"args", [["sk-live-0123456789abcdef"], ["openai", "sk-live-0123456789abcdef"]]
+)
+def test_a_value_where_the_name_goes_is_refused_in_the_words_of_the_command_given(
+	action: str, args: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""`openmolt keys remove sk-...` was told of `openmolt keys set NAME` and that the value
+	is asked for: the command named is the one given, and the value is never printed."""
+	value = ["--value", "v-123456"] if action == "set" else []
+	assert openmolt_main(["keys", action, *args, *value]) == 2
+	err = capsys.readouterr().err
+	assert f"openmolt keys {action} " in err, err
+	assert ("asked for" in err) is (action == "set"), err
+	assert "sk-live" not in err
+	assert _stored() == {}

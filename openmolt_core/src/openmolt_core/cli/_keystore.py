@@ -367,8 +367,8 @@ def _unknown_owner(
 	)
 
 
-def _owner(om: OpenMolt, name: str, *, keyed: bool = False) -> tuple[str, str]:
-	"""``("provider" | "integration" | "elsewhere", its name)`` for ``openmolt keys set NAME``.
+def _owner(om: OpenMolt, name: str, *, keyed: bool = False, action: str = "set") -> tuple[str, str]:
+	"""``("provider" | "integration" | "elsewhere", its name)`` for ``openmolt keys ACTION NAME``.
 
 	``"elsewhere"``: nothing installed has the name, a key was named too (``keyed``), and the
 	name is no typo of an installed one: an integration an agent file adds (`_unknown_owner`).
@@ -392,9 +392,9 @@ def _owner(om: OpenMolt, name: str, *, keyed: bool = False) -> tuple[str, str]:
 
 	if not reads_as_name(name):  # the value where the name goes (`keys set sk-...`): not said
 		raise ConfigurationError(
-			f"`openmolt keys set NAME`: {NOT_SAID} is neither a provider "
-			f"({', '.join(providers)}) nor an integration (`openmolt tools` lists them); the "
-			"key's value is asked for (or given with --value)"
+			f"`openmolt keys {action} NAME`: {NOT_SAID} is neither a provider "
+			f"({', '.join(providers)}) nor an integration (`openmolt tools` lists them)"
+			+ ("; the key's value is asked for (or given with --value)" if action == "set" else "")
 		)
 	error = _unknown_owner(name, providers, integrations, keyed=keyed)
 	if error is None:
@@ -539,12 +539,13 @@ def _variable(name: str, key: str | None, *, removing: bool = False) -> str:
 	if key is not None and not _key_name(key):
 		# Not said back: a value given where its key's name goes (`keys set openai sk-...`)
 		# would be printed, or stored as a variable's name.
+		action = "remove" if removing else "set"
 		raise ConfigurationError(
-			f"`openmolt keys set {name} KEY`: KEY is the name of the config key "
-			"(apiKey, token, clientSecret), not its value, which is asked for (or given with "
-			"--value)"
+			f"`openmolt keys {action} {name} KEY`: KEY is the name of the config key "
+			"(apiKey, token, clientSecret), not its value"
+			+ (", which is asked for (or given with --value)" if not removing else "")
 		)
-	kind, name = _owner(om, name, keyed=key is not None)
+	kind, name = _owner(om, name, keyed=key is not None, action="remove" if removing else "set")
 	if kind == "elsewhere" and key is not None:
 		variable = _elsewhere(om, name, key)
 		print(
