@@ -780,6 +780,7 @@ async def test_a_payload_user_that_can_alias_another_is_a_400_and_runs_nothing(l
 		)
 		assert taken.status_code == 202, taken.text
 		await eventually(lambda: len(model.requests) == 1)
-		assert server.launcher is not None
-		await eventually(lambda: not server.launcher.running)
+		launcher = server.launcher
+		assert launcher is not None
+		await eventually(lambda launcher=launcher: not launcher.running)
 		assert server.agents["Triage"][0].last_state.user == "hook:Triage:octocat"
