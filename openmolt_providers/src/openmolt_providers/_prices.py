@@ -90,9 +90,7 @@ def audio_price_for(provider: str, model: str) -> float | None:
 		provider: ``openai``, ``anthropic`` or ``google``.
 		model: The model id.
 	"""
-	found = _found(provider, model)
-	heard = AUDIO.get(provider, {}).get(found[0]) if found is not None else None
-	return heard[0] * _premium.get((provider, model), 1.0) if heard is not None else None
+	return _audio(provider, model, 0)
 
 
 def spoken_price_for(provider: str, model: str) -> float | None:
@@ -102,11 +100,15 @@ def spoken_price_for(provider: str, model: str) -> float | None:
 		provider: ``openai``, ``anthropic`` or ``google``.
 		model: The model id.
 	"""
+	return _audio(provider, model, 2)
+
+
+def _audio(provider: str, model: str, which: int) -> float | None:
+	"""One of a model's `AUDIO` prices (0: input, 2: output), its premium applied; None: none."""
 	found = _found(provider, model)
-	said = AUDIO.get(provider, {}).get(found[0]) if found is not None else None
-	if said is None or said[2] is None:
-		return None
-	return said[2] * _premium.get((provider, model), 1.0)
+	prices = AUDIO.get(provider, {}).get(found[0]) if found is not None else None
+	price = prices[which] if prices is not None else None
+	return price * _premium.get((provider, model), 1.0) if price is not None else None
 
 
 def _found(provider: str, model: str) -> tuple[str, Price] | None:

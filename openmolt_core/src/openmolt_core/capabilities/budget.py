@@ -73,9 +73,7 @@ def audio_price_of(provider: Any, model: str) -> float | None:
 		provider: The provider.
 		model: The model.
 	"""
-	at = getattr(provider, "audio_price", None)
-	value = at(model) if callable(at) else None
-	return None if value is None else float(value)
+	return _asked(provider, "audio_price", model)
 
 
 def spoken_price_of(provider: Any, model: str) -> float | None:
@@ -88,7 +86,12 @@ def spoken_price_of(provider: Any, model: str) -> float | None:
 		provider: The provider.
 		model: The model.
 	"""
-	at = getattr(provider, "spoken_price", None)
+	return _asked(provider, "spoken_price", model)
+
+
+def _asked(provider: Any, method: str, model: str) -> float | None:
+	"""What the provider's optional price method (``audio_price``...) says of a model, or None."""
+	at = getattr(provider, method, None)
 	value = at(model) if callable(at) else None
 	return None if value is None else float(value)
 
