@@ -45,10 +45,29 @@ def test_the_credential_store_refuses_an_alias_of_a_user(
 	for call in (
 		lambda: store.save("github", {"accessToken": "gho_fedcba9876543210"}, user=user),
 		lambda: store.load("github", user=user),
-		lambda: store.delete("github", user=user),
 	):
 		with pytest.raises(ConfigurationError, match="user"):
 			call()
+	assert store.delete("github", user=user) is False  # an exact match: never alice's row
+	assert store.entries() == [("github", "alice")]
+
+
+@pytest.mark.parametrize("user", ALIASES)
+def test_an_entry_an_older_version_kept_under_an_alias_can_be_forgotten(
+	store: EncryptedFileStore, user: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""``entries()`` lists a row saved before the rule (its id refused now): ``delete`` of that
+	exact id forgets it, and only it."""
+	from openmolt_core._support import userids
+
+	store.save("github", {"accessToken": "gho_0123456789abcdef"}, user="alice")
+	with monkeypatch.context() as before:  # as a version without the rule saved it
+		before.setattr(userids, "user_id_problem", lambda user: None)
+		store.save("github", {"accessToken": "gho_fedcba9876543210"}, user=user)
+	assert ("github", user) in store.entries()
+	with pytest.raises(ConfigurationError, match="user"):
+		store.load("github", user=user)
+	assert store.delete("github", user=user) is True
 	assert store.entries() == [("github", "alice")]
 
 

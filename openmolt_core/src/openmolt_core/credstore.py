@@ -159,14 +159,17 @@ def _keyring_key() -> bytes | None:
 		return None
 
 
-def _check_user(user: str | None) -> str:
+def _check_user(user: str | None, *, forgetting: bool = False) -> str:
+	# ``forgetting``: a delete matches its row exactly, so an id refused today (kept by an older
+	# version, listed by `entries`) can still be forgotten, and it reaches no other user's row.
 	if user is None:
 		return ""
 	if not isinstance(user, str) or not user.strip():
 		raise ConfigurationError("user: give a non-empty user id, or None for the operator")
 	from openmolt_core._support.userids import user_id_problem
 
-	if problem := user_id_problem(user):  # a key of its own: no alias of another user's
+	# A key of its own: no alias of another user's.
+	if not forgetting and (problem := user_id_problem(user)):
 		raise ConfigurationError(
 			f"user={user[:64]!a} is refused as a user id: {problem}; give the id the user's "
 			"sign-in gives, NFKC-normalised and stripped, with no control or invisible character"
@@ -380,7 +383,7 @@ class EncryptedFileStore:
 		Returns:
 			True when there was one.
 		"""
-		who = _check_user(user)
+		who = _check_user(user, forgetting=True)
 		if not self.path.exists():
 			return False
 		with self._flock("file"):
