@@ -2329,14 +2329,10 @@ def _user_id(user: str | None) -> str | None:
 	if user is not None and (not isinstance(user, str) or not user.strip()):
 		raise ConfigurationError("run: user must be a non-empty user id, or None for the operator")
 	if user is not None:  # the key of its accounts, sessions and runs: no alias of another's
-		from openmolt_core._support.userids import user_id_problem
+		from openmolt_core._support.userids import refused_user_id
 
-		if problem := user_id_problem(user):
-			raise ConfigurationError(
-				f"run: user={user[:64]!a} is refused as a user id: {problem}; pass the id "
-				"your sign-in gives, NFKC-normalised and stripped, with no control or invisible "
-				"character (it keys that user's accounts, sessions and runs)"
-			)
+		if refused := refused_user_id(user):
+			raise ConfigurationError(f"run: {refused}")
 	return user
 
 

@@ -166,14 +166,11 @@ def _check_user(user: str | None, *, forgetting: bool = False) -> str:
 		return ""
 	if not isinstance(user, str) or not user.strip():
 		raise ConfigurationError("user: give a non-empty user id, or None for the operator")
-	from openmolt_core._support.userids import user_id_problem
+	from openmolt_core._support.userids import refused_user_id
 
 	# A key of its own: no alias of another user's.
-	if not forgetting and (problem := user_id_problem(user)):
-		raise ConfigurationError(
-			f"user={user[:64]!a} is refused as a user id: {problem}; give the id the user's "
-			"sign-in gives, NFKC-normalised and stripped, with no control or invisible character"
-		)
+	if not forgetting and (refused := refused_user_id(user)):
+		raise ConfigurationError(refused)
 	return user
 
 

@@ -1255,18 +1255,11 @@ def _decoded_holds(decoded: str, stripped: tuple[str, ...], lowered: tuple[str, 
 	`_recased` masks in any case), and a JSON text sent in a form (``payload=%7B%22k%22%3A...``:
 	Slack's, whose secret holding a ``"`` or a non-ASCII letter is JSON-escaped, ``é``).
 	"""
-	if any(s in decoded for s in stripped):
-		return True
-	if lowered and any(s in decoded.lower() for s in lowered):
-		return True
-	if "\\" in decoded:
-		unescaped = _unescaped(decoded)
-		if unescaped != decoded and (
-			any(s in unescaped for s in stripped)
-			or (lowered and any(s in unescaped.lower() for s in lowered))
-		):
-			return True
-	return False
+	readings = (decoded, _unescaped(decoded)) if "\\" in decoded else (decoded,)
+	return any(
+		any(s in text for s in stripped) or (lowered and any(s in text.lower() for s in lowered))
+		for text in readings
+	)
 
 
 @lru_cache(maxsize=256)
@@ -2411,8 +2404,7 @@ def _urls_found(value: Any, *, logins: bool) -> set[str]:
 	while todo:
 		item = todo.pop()
 		if isinstance(item, str):
-			if not _MAY_SHOW.isdisjoint(item):  # most strings: no call
-				found |= urls_secrets(item, logins=logins)
+			found |= urls_secrets(item, logins=logins)
 		elif isinstance(item, dict):
 			todo.extend(item.keys())
 			todo.extend(item.values())

@@ -17,7 +17,7 @@ import unicodedata
 
 from openmolt_core._support import LazyPattern
 
-__all__ = ["MAX_USER_ID", "user_id_problem"]
+__all__ = ["MAX_USER_ID", "refused_user_id", "user_id_problem"]
 
 MAX_USER_ID = 1024
 """The longest user id, in characters (a key, a file name's source, a column)."""
@@ -57,6 +57,22 @@ def user_id_problem(user: str) -> str | None:
 			mixed = " and ".join(sorted(s.title() for s in scripts))
 			return f"its word {word!a} mixes {mixed} letters, which look alike"
 	return None
+
+
+def refused_user_id(user: str) -> str | None:
+	"""Why a user id is refused and the fix, for the caller's error; None when it is a key of its own.
+
+	Args:
+		user: The id, a non-empty text.
+	"""
+	problem = user_id_problem(user)
+	if problem is None:
+		return None
+	return (
+		f"user={user[:64]!a} is refused as a user id: {problem}; give the id the user's sign-in "
+		"gives, NFKC-normalised and stripped, with no control or invisible character (it keys "
+		"that user's accounts, sessions and runs)"
+	)
 
 
 def _named(char: str) -> str:
