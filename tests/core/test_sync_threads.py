@@ -275,22 +275,24 @@ async def test_a_quick_function_hands_its_result_to_the_waiting_loop_thread_a_sl
 
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
-async def test_a_slow_function_blocks_the_loop_thread_no_longer_than_quick() -> None:
+async def test_a_slow_function_hands_the_loop_thread_back_while_it_runs() -> None:
+	# No clock: the function waits past QUICK for a task of the loop to run. A loop thread the
+	# function still held would never run that task, and the wait would time out (False).
 	from openmolt_core._support import sync
 
-	ticks: list[float] = []
+	began = threading.Event()
+	loop_ran = threading.Event()
 
-	async def tick() -> None:
-		while True:
-			ticks.append(time.perf_counter())
+	def slow() -> bool:
+		began.set()
+		time.sleep(sync.QUICK * 5)  # past the quick wait: the loop thread is handed back
+		return loop_ran.wait(timeout=20)
+
+	async def other_task() -> None:
+		while not began.is_set():
 			await anyio.sleep(0.001)
+		loop_ran.set()
 
 	async with anyio.create_task_group() as tg:
-		tg.start_soon(tick)
-		await anyio.sleep(0.01)
-		await call(time.sleep, 0.3)
-		tg.cancel_scope.cancel()
-	gaps = [b - a for a, b in itertools.pairwise(ticks)]
-	# the other task went on while the function slept (a blocked loop would show one 0.3 s gap)
-	assert len(ticks) > 20
-	assert max(gaps) < 0.15 > sync.QUICK
+		tg.start_soon(other_task)
+		assert await call(slow) is True
