@@ -34,6 +34,13 @@ once and frees its token (a function not begun yet is not called), and the inter
 exit for a function still running. One
 difference: ``anyio.from_thread`` in such a thread needs a token (``anyio.lowlevel.current_token()``
 taken on the loop). Under trio, anyio's threads run them.
+
+What is left of a quick call's cost is its floor: two threads that sleep and are woken (the loop
+thread on the lock, the worker on its queue), 30 to 55 µs of CPU on a loaded 2-CPU VM for a call
+every 0.5 ms, where an ``async def`` tool costs none. Waking the worker through an ``eventfd``
+written without the interpreter lock (a worker scheduled at once takes that lock, and the loop
+thread finds the result done) cut the context switches of a call from 5 to 3 but not its CPU
+(126 µs against 128 µs a call and pause, medians of 9 alternating runs), so the queue stayed.
 """
 
 from __future__ import annotations
