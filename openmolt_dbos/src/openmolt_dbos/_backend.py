@@ -27,6 +27,7 @@ from openmolt_core._durable import PendingRun
 from openmolt_core._support.words import quantity
 from openmolt_core.errors import ApprovalError, ConfigurationError, RunCancelledError, RunError
 from openmolt_core.result import PARKED_STATUSES, RunResult, RunState
+from openmolt_core.runstore import parked_where as _parked_at
 from openmolt_dbos import _sealed as sealed
 from openmolt_dbos._engine import Engine, Outcome, engine_for, require_asyncio
 from openmolt_dbos._runs import (
@@ -1256,23 +1257,6 @@ def _segment(workflow_id: str, run_id: str) -> tuple[int, int]:
 	if head.startswith("+") and head[1:].isdigit() and (retry.isdigit() or not retry):
 		return int(head[1:]), int(retry or 0)
 	return -1, 0
-
-
-def _parked_at(pending: Any) -> tuple[Any, ...] | None:
-	"""Where a state is parked on calls: the kind, the step, and its commands still to run.
-
-	None for a state parked on no calls (a question, or none).
-	"""
-	if not isinstance(pending, dict) or not isinstance(pending.get("results"), list):
-		return None
-	waiting = tuple(i for i, result in enumerate(pending["results"]) if result is None)
-	calls = pending.get("calls")
-	parked = sorted(
-		str(c.get("index"))
-		for c in (calls if isinstance(calls, list) else [])
-		if isinstance(c, dict)
-	)
-	return (pending.get("kind"), pending.get("step"), waiting, tuple(parked))
 
 
 def _waiting_calls(pending: dict[str, Any]) -> set[str]:

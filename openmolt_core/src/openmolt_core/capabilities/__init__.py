@@ -218,7 +218,9 @@ class Observers(Capability):
 			store: Any = observer  # a run store (`RunStore`) claims; other observers do not
 			if getattr(store, "claim_resume", None) is None:
 				continue
-			status: str = await store.claim_resume(state.run_id, state.steps, agent)
+			status: str = await store.claim_resume(
+				state.run_id, state.steps, agent, pending=state.pending
+			)
 			if status:
 				return functools.partial(store.release_parked, state.run_id, state.steps, status)
 		return None

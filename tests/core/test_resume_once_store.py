@@ -1,0 +1,59 @@
+"""A parked step shared through a run store is resumed once, even when it parks again in place.
+
+A resume that decides some of a step's calls runs them and parks again at the same step on
+the others: the run store's row is parked at that step again. Another process's copy of the
+first park (with the decided calls still waiting) must not go on from it: its calls ran.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from openmolt import ConfigurationError, OpenMolt
+from openmolt_core.testing import ScriptedModel, call_tool, finish
+
+pytestmark = pytest.mark.anyio
+
+
+def _paying(store: Any, ran: list[int]) -> Any:
+	"""An instance on ``store`` whose agent asks to pay two amounts, each one gated."""
+
+	def pay(amount: int) -> str:
+		"""Pay an amount.
+
+		Args:
+			amount: Cents.
+		"""
+		ran.append(amount)
+		return "paid"
+
+	model = ScriptedModel(
+		[[call_tool("local.pay", amount=100), call_tool("local.pay", amount=200)], finish("done")]
+	)
+	om = OpenMolt(entry_points=False, run_store=store)
+	return om.create_agent(name="Payer", model=model, tools=[pay], requires_approval=["local.pay"])
+
+
+async def test_a_copy_of_a_park_its_run_went_on_from_and_parked_again_in_is_refused(
+	tmp_path,
+) -> None:
+	"""The first resume approves one of two calls and parks again on the other, at the same step;
+	a second process resuming its own copy of the first park with the same approval is refused,
+	and the approved call ran once."""
+	store = tmp_path / "runs.db"
+	ran: list[int] = []
+	first, second = _paying(store, ran), _paying(store, ran)
+	parked = await first.run("pay both")
+	assert parked.status == "approval_required"
+	saved = json.loads(json.dumps(parked.state.to_dict()))  # the other process's copy
+	one, _ = first.approval_requests(parked.state)
+	again = await first.resume(parked.state, decision=one.approve())
+	assert again.status == "approval_required" and again.state.steps == parked.state.steps
+	assert ran == [100]
+	copy_one, _ = second.approval_requests(saved)
+	with pytest.raises(ConfigurationError, match="waits no longer"):
+		await second.resume(saved, decision=copy_one.approve())
+	assert ran == [100]
