@@ -57,3 +57,59 @@ async def test_a_copy_of_a_park_its_run_went_on_from_and_parked_again_in_is_refu
 	with pytest.raises(ConfigurationError, match="waits no longer"):
 		await second.resume(saved, decision=copy_one.approve())
 	assert ran == [100]
+
+
+def _refunding(store: Any, ran: list[str]) -> Any:
+	"""An instance on ``store`` whose agent asks which order, then refunds it."""
+	from openmolt import HumanInputUnavailable
+	from openmolt_core.testing import ask_human
+
+	def later(question: str) -> str:
+		raise HumanInputUnavailable(question)
+
+	def refund(order: str) -> str:
+		"""Refund an order.
+
+		Args:
+			order: The order.
+		"""
+		ran.append(order)
+		return "refunded"
+
+	model = ScriptedModel(
+		[ask_human("Which order?"), call_tool("local.refund", order="A1"), finish("done")] * 2
+	)
+	om = OpenMolt(entry_points=False, run_store=store)
+	return om.create_agent(name="Clerk", model=model, tools=[refund], on_human_input_request=later)
+
+
+@pytest.mark.parametrize("answer", ["A1", None])
+async def test_a_copy_of_a_park_gone_on_from_with_history_after_a_resume_is_refused(
+	tmp_path, answer: str | None
+) -> None:
+	"""``agent.run(answer, history=parked_state)`` goes on from a park as ``resume`` does: a
+	second process's copy, gone on from that way once the run was resumed, is refused by the
+	run store, and the refund ran once."""
+	store = tmp_path / "runs.db"
+	ran: list[str] = []
+	first, second = _refunding(store, ran), _refunding(store, ran)
+	parked = await first.run("refund my order")
+	saved = json.loads(json.dumps(parked.state.to_dict()))
+	assert (await first.resume(parked.state, answer="A1")).status == "success"
+	with pytest.raises(ConfigurationError, match="waits no longer at step 1 in the run store"):
+		await second.run(answer, history=saved)
+	assert ran == ["A1"]
+
+
+async def test_a_park_gone_on_from_with_history_takes_its_step(tmp_path) -> None:
+	"""The first delivery by ``run(history=...)`` goes on, and the step is its: a resume of
+	another copy is refused after it."""
+	store = tmp_path / "runs.db"
+	ran: list[str] = []
+	first, second = _refunding(store, ran), _refunding(store, ran)
+	parked = await first.run("refund my order")
+	saved = json.loads(json.dumps(parked.state.to_dict()))
+	assert (await first.run(history=parked.state)).status == "success"
+	with pytest.raises(ConfigurationError, match="waits no longer at step 1 in the run store"):
+		await second.resume(saved, answer="A1")
+	assert ran == ["A1"]
