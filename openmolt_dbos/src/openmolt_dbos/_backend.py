@@ -509,10 +509,11 @@ class DBOSBackend:
 		# Taken: by this run (another delivery of it), or by another agent's run of that id (a
 		# run id given by hand), which is not attached to: its result is not this agent's.
 		found = await self.engine.client().list_workflows_async(
-			workflow_ids=[wid], load_input=False, load_output=False
+			workflow_ids=[wid], load_output=False
 		)
 		if found:
 			_refuse_other_agent(found[0], str(labels["openmolt_agent"]), labels["openmolt_run"])
+			_refuse_other_user(found[0], args, labels["openmolt_run"])
 		with SetWorkflowID(wid), SetWorkflowAttributes(labels):
 			await DBOS.start_workflow_async(run_workflow, *args)
 		return False
@@ -1190,6 +1191,31 @@ def _refuse_other_agent(status: WorkflowStatus, agent: str, run_id: str) -> None
 		f"run {run_id} is a run of agent {made!r}, not of agent {agent!r} (agent names are "
 		"exact: case counts); it was not resumed, answered nor attached to, and nothing ran. "
 		f"Resume it with agent {made!r}, or start a new run (with a run id of its own)"
+	)
+
+
+def _refuse_other_user(status: WorkflowStatus, args: tuple[Any, ...], run_id: str) -> None:
+	"""Refuse to attach to a stored run that acts for another end user than this start.
+
+	A taken run id attaches to its run (a retry gets its result, nothing runs twice); a start
+	for another user (`RunState.user`) under that id is no retry: attached, its caller would get
+	that user's run as its own. Nothing is refused when the stored input cannot be read.
+
+	Raises:
+		ConfigurationError: The run was started for another user (or for none, or for one).
+	"""
+	inputs: Any = status.input  # {"args": [...], "kwargs": ...}
+	stored = inputs.get("args") if isinstance(inputs, dict) else None
+	earlier = stored[1] if isinstance(stored, list | tuple) and len(stored) > 1 else None
+	mine = args[1] if len(args) > 1 else None
+	if not isinstance(earlier, dict) or not isinstance(mine, dict):
+		return
+	if earlier.get("user") == mine.get("user"):
+		return
+	raise ConfigurationError(
+		f"run {run_id} acts for another user than this one: a run id is one run, and this start "
+		"was not attached to it, nor run (nothing ran). Start this user's run under a run id "
+		"of its own"
 	)
 
 
