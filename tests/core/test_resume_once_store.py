@@ -113,3 +113,15 @@ async def test_a_park_gone_on_from_with_history_takes_its_step(tmp_path) -> None
 	with pytest.raises(ConfigurationError, match="waits no longer at step 1 in the run store"):
 		await second.resume(saved, answer="A1")
 	assert ran == ["A1"]
+
+
+async def test_a_cancelled_parked_run_is_not_gone_on_from_with_history(tmp_path) -> None:
+	"""A parked run its caller gave up (`cancel_parked`) is refused by ``run(history=...)`` too,
+	as by ``resume``: nothing runs."""
+	ran: list[str] = []
+	agent = _refunding(tmp_path / "runs.db", ran)
+	parked = await agent.run("refund my order")
+	assert await OpenMolt.of(agent).run_store.cancel_parked(parked.state.run_id, "gave up")
+	with pytest.raises(ConfigurationError, match=r"resumed already .* or it was cancelled"):
+		await agent.run("A1", history=parked.state)
+	assert ran == []
