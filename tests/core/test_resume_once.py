@@ -119,7 +119,7 @@ async def test_a_run_store_that_cannot_be_read_refuses_no_resume(tmp_path, caplo
 	parked = await agent.run("refund my order")
 	store = OpenMolt.of(agent).run_store
 
-	async def broken(run_id: str, steps: int) -> str | None:
+	async def broken(run_id: str, steps: int, pending: object = None) -> str | None:
 		raise OSError("disk gone")
 
 	store.claim_parked = broken  # type: ignore[method-assign]

@@ -57,6 +57,7 @@ __all__ = [
 	"StoredRun",
 	"caller_of",
 	"default_path",
+	"parked_where",
 ]
 
 log: logging.Logger = logging.getLogger("openmolt")
@@ -153,6 +154,28 @@ def caller_of(run_id: str, trigger: Any) -> str | None:
 _PARKED = tuple(sorted(PARKED_STATUSES))
 """The statuses of a parked run (`PARKED_STATUSES`), which `RunStore.cancel_parked` ends."""
 _MARKS = ", ".join("?" * len(_PARKED))
+
+
+def parked_where(pending: Any) -> tuple[Any, ...] | None:
+	"""Where a state is parked on calls: the kind, the step, and its commands still to run.
+
+	A resume that decides some of a step's calls runs them and parks again in the same step
+	on the others: the step count is the same, the commands still waiting are fewer. None for
+	a state parked on no calls (a question, or none).
+
+	Args:
+		pending: A state's ``pending`` (`RunState.pending`), as kept or as read back.
+	"""
+	if not isinstance(pending, Mapping) or not isinstance(pending.get("results"), list):
+		return None
+	waiting = tuple(i for i, result in enumerate(pending["results"]) if result is None)
+	calls = pending.get("calls")
+	parked = sorted(
+		str(c.get("index"))
+		for c in (calls if isinstance(calls, list) else [])
+		if isinstance(c, Mapping)
+	)
+	return (pending.get("kind"), pending.get("step"), waiting, tuple(parked))
 
 
 def default_path() -> Path | None:
@@ -728,17 +751,22 @@ class RunStore(RunObserver):
 
 		return await anyio.to_thread.run_sync(update)
 
-	async def claim_parked(self, run_id: str, steps: int) -> str | None:
+	async def claim_parked(
+		self, run_id: str, steps: int, pending: Mapping[str, Any] | None = None
+	) -> str | None:
 		"""Take a parked run for one resume; None when another took it (this one is refused).
 
 		The run's row, parked at ``steps`` (on a question, an approval, an account), is marked
 		``running`` in one transaction: of two resumes at once, in two processes sharing the
 		store (the viewer and ``openmolt serve``, two viewers), one goes on and the other is
-		refused, and a run that went on, ended or was cancelled since is refused too.
+		refused, and a run that went on, ended or was cancelled since is refused too. So is a
+		copy of a park its run went on from and parked again in, at the same step, once some of
+		its calls ran (`parked_where`): resumed, the copy would run them again.
 
 		Args:
 			run_id: The run.
 			steps: The steps of the parked state resumed (`RunState.steps`).
+			pending: What the parked state resumed waits for (`RunState.pending`), when known.
 
 		Returns:
 			The status the run was parked with (to give it back: `release_parked`); ``""`` for a
@@ -750,12 +778,16 @@ class RunStore(RunObserver):
 			with self._use() as conn, conn:
 				conn.execute("BEGIN IMMEDIATE")  # no other claim between the read and the write
 				row = conn.execute(
-					"SELECT status, steps FROM agent_runs WHERE run_id = ?", (run_id,)
+					"SELECT status, steps, pending FROM agent_runs WHERE run_id = ?", (run_id,)
 				).fetchone()
 				if row is None:
 					return ""
 				if row[0] not in _PARKED or row[1] != steps:
 					return None
+				kept = _loads(row[2])  # masked: the indexes and the waiting results are kept
+				if pending is not None and kept is not None:
+					if parked_where(kept) != parked_where(pending):
+						return None  # parked again in the step, on fewer calls than this copy
 				conn.execute(
 					"UPDATE agent_runs SET status = 'running', updated = ?, pid = ?"
 					" WHERE run_id = ?",
@@ -765,7 +797,9 @@ class RunStore(RunObserver):
 
 		return await anyio.to_thread.run_sync(update)
 
-	async def claim_resume(self, run_id: str, steps: int, agent: str) -> str:
+	async def claim_resume(
+		self, run_id: str, steps: int, agent: str, pending: Mapping[str, Any] | None = None
+	) -> str:
 		"""Take a parked run for ``agent.resume`` (`claim_parked`), or refuse the resume.
 
 		Processes that share a run store (the viewer, ``openmolt serve``) each resume the runs
@@ -776,6 +810,8 @@ class RunStore(RunObserver):
 			run_id: The run.
 			steps: The steps of the parked state resumed (`RunState.steps`).
 			agent: The agent's name, for the log.
+			pending: What the parked state resumed waits for (`RunState.pending`), when known:
+				a copy of a park its run went on from in place is refused too.
 
 		Returns:
 			The status taken, to give back when the resume is refused before the run goes on
@@ -787,7 +823,7 @@ class RunStore(RunObserver):
 				cancelled since this state was saved.
 		"""
 		try:
-			claimed = await self.claim_parked(run_id, steps)
+			claimed = await self.claim_parked(run_id, steps, pending)
 		except Exception as exc:
 			log.warning("%s: the run store could not be read to resume %s: %s", agent, run_id, exc)
 			return ""

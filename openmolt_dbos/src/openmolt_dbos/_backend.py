@@ -27,6 +27,7 @@ from openmolt_core._durable import PendingRun
 from openmolt_core._support.words import quantity
 from openmolt_core.errors import ApprovalError, ConfigurationError, RunCancelledError, RunError
 from openmolt_core.result import PARKED_STATUSES, RunResult, RunState
+from openmolt_core.runstore import parked_where as _parked_at
 from openmolt_dbos import _sealed as sealed
 from openmolt_dbos._engine import Engine, Outcome, engine_for, require_asyncio
 from openmolt_dbos._runs import (
@@ -508,10 +509,11 @@ class DBOSBackend:
 		# Taken: by this run (another delivery of it), or by another agent's run of that id (a
 		# run id given by hand), which is not attached to: its result is not this agent's.
 		found = await self.engine.client().list_workflows_async(
-			workflow_ids=[wid], load_input=False, load_output=False
+			workflow_ids=[wid], load_output=False
 		)
 		if found:
 			_refuse_other_agent(found[0], str(labels["openmolt_agent"]), labels["openmolt_run"])
+			_refuse_other_user(found[0], args, labels["openmolt_run"])
 		with SetWorkflowID(wid), SetWorkflowAttributes(labels):
 			await DBOS.start_workflow_async(run_workflow, *args)
 		return False
@@ -1192,6 +1194,31 @@ def _refuse_other_agent(status: WorkflowStatus, agent: str, run_id: str) -> None
 	)
 
 
+def _refuse_other_user(status: WorkflowStatus, args: tuple[Any, ...], run_id: str) -> None:
+	"""Refuse to attach to a stored run that acts for another end user than this start.
+
+	A taken run id attaches to its run (a retry gets its result, nothing runs twice); a start
+	for another user (`RunState.user`) under that id is no retry: attached, its caller would get
+	that user's run as its own. Nothing is refused when the stored input cannot be read.
+
+	Raises:
+		ConfigurationError: The run was started for another user (or for none, or for one).
+	"""
+	inputs: Any = status.input  # {"args": [...], "kwargs": ...}
+	stored = inputs.get("args") if isinstance(inputs, dict) else None
+	earlier = stored[1] if isinstance(stored, list | tuple) and len(stored) > 1 else None
+	mine = args[1] if len(args) > 1 else None
+	if not isinstance(earlier, dict) or not isinstance(mine, dict):
+		return
+	if earlier.get("user") == mine.get("user"):
+		return
+	raise ConfigurationError(
+		f"run {run_id} acts for another user than this one: a run id is one run, and this start "
+		"was not attached to it, nor run (nothing ran). Start this user's run under a run id "
+		"of its own"
+	)
+
+
 def _decided(run_id: str, step: int, decisions: Sequence[ApprovalDecision]) -> ApprovalError:
 	"""The error of decisions delivered to a parked state that another delivery resumed."""
 	return ApprovalError(
@@ -1256,23 +1283,6 @@ def _segment(workflow_id: str, run_id: str) -> tuple[int, int]:
 	if head.startswith("+") and head[1:].isdigit() and (retry.isdigit() or not retry):
 		return int(head[1:]), int(retry or 0)
 	return -1, 0
-
-
-def _parked_at(pending: Any) -> tuple[Any, ...] | None:
-	"""Where a state is parked on calls: the kind, the step, and its commands still to run.
-
-	None for a state parked on no calls (a question, or none).
-	"""
-	if not isinstance(pending, dict) or not isinstance(pending.get("results"), list):
-		return None
-	waiting = tuple(i for i, result in enumerate(pending["results"]) if result is None)
-	calls = pending.get("calls")
-	parked = sorted(
-		str(c.get("index"))
-		for c in (calls if isinstance(calls, list) else [])
-		if isinstance(c, dict)
-	)
-	return (pending.get("kind"), pending.get("step"), waiting, tuple(parked))
 
 
 def _waiting_calls(pending: dict[str, Any]) -> set[str]:

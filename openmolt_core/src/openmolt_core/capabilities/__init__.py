@@ -26,6 +26,7 @@ import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextvars import ContextVar
 from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
@@ -117,6 +118,19 @@ READ_TOOL = "openmolt.readResult"
 """The built-in tool that reads a slice of a stored result."""
 
 
+_CLAIMED: ContextVar[tuple[int, str, int] | None] = ContextVar(
+	"openmolt_resume_claimed", default=None
+)
+"""The parked state whose step `Observers.claim_resume` took for the resume going on in this
+context (its object's id, run id and steps), which the drive it watches does not take again."""
+
+
+async def _given_back(release: Callable[[], Awaitable[None]]) -> None:
+	# A claim given back (the resume refused before it went on): the next drive claims again.
+	_CLAIMED.set(None)
+	await release()
+
+
 class Observers(Capability):
 	"""Tell the instance's observers about each drive of an agent's runs; mark it verbose or quiet.
 
@@ -188,6 +202,33 @@ class Observers(Capability):
 		observers = self.observers()
 		if not observers:
 			return await drive()
+		state = ctx.state
+		claimed = _CLAIMED.get() == (id(state), state.run_id, state.steps)
+		_CLAIMED.set(None)  # read once: a later drive of the context claims its own
+		if claimed or state.pending is None or ctx.link is not None or agent.om.durability:
+			return await self._watch(ctx, agent, observers, drive)
+		# A parked state gone on from by `agent.run(history=...)` (with or without an answer),
+		# not by `resume`, which took its step already: taken the same way, else a copy of the
+		# park that another process resumed would run its calls again here.
+		release = await self.claim_resume(agent.name, state)
+		_CLAIMED.set(None)
+		if release is None:
+			return await self._watch(ctx, agent, observers, drive)
+		from openmolt_core.errors import ApprovalError, ConfigurationError
+
+		try:
+			return await self._watch(ctx, agent, observers, drive)
+		except (ConfigurationError, ApprovalError):  # refused before it went on: given back
+			await release()
+			raise
+
+	async def _watch(
+		self,
+		ctx: RunContext,
+		agent: Agent,
+		observers: Sequence[RunObserver],
+		drive: Callable[[], Awaitable[RunResult]],
+	) -> RunResult:
 		from openmolt_core.observe import watch_run
 
 		link = ctx.link
@@ -218,9 +259,14 @@ class Observers(Capability):
 			store: Any = observer  # a run store (`RunStore`) claims; other observers do not
 			if getattr(store, "claim_resume", None) is None:
 				continue
-			status: str = await store.claim_resume(state.run_id, state.steps, agent)
+			status: str = await store.claim_resume(
+				state.run_id, state.steps, agent, pending=state.pending
+			)
 			if status:
-				return functools.partial(store.release_parked, state.run_id, state.steps, status)
+				# The drive of this very state, which `_watched` then does not claim again.
+				_CLAIMED.set((id(state), state.run_id, state.steps))
+				taken = functools.partial(store.release_parked, state.run_id, state.steps, status)
+				return functools.partial(_given_back, taken)
 		return None
 
 
