@@ -21,7 +21,8 @@ import httpx
 import pytest
 
 from openmolt import HumanInputUnavailable, OpenMolt
-from openmolt_core.files import WITHHELD, keep_attachments, save_screened
+from openmolt_core.files import WITHHELD, save_screened
+from openmolt_core.filestore import keep_attachments
 from openmolt_core.integrations import (
 	ApiSetup,
 	FunctionTool,

@@ -4,7 +4,7 @@
 the new run's state): a secret known by then (one learned during the run, an integration bound
 later), spelled in the bytes of a file sent with a turn, left base64 that was base64 no more, and
 the run read the broken file back from its journal. A state is now masked as the run store masks
-one (`openmolt_core.files.masked_state`): each file kept, kept masked (a text), or left out.
+one (`openmolt_core.filestore.masked_state`): each file kept, kept masked (a text), or left out.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import pytest
 
 from openmolt_core._redacted_port import RedactedPort
 from openmolt_core.durability import LOCAL_PORT, ForwardingPort
+from openmolt_core.filestore import FileStore
 from openmolt_core.llm import Attachment, Message
 from openmolt_core.result import RunState
 from openmolt_core.secrets import Redactor, SecretSet
@@ -75,7 +76,7 @@ async def test_a_journaled_state_keeps_its_files_valid() -> None:
 	known = SecretSet()
 	redactor = Redactor(known=known)
 	journal = Journal()
-	port = RedactedPort(journal, lambda: redactor)
+	port = RedactedPort(journal, lambda: redactor, FileStore)
 	leaky, clean = png(b"C\x00" + LATER.encode()), png(b"C\x00a receipt")
 	state = RunState()
 	files = [
@@ -106,7 +107,7 @@ async def test_other_journaled_values_are_masked_as_text() -> None:
 	"""A step's value that is no state (a tool's result) is masked as before, keys and all."""
 	redactor = Redactor(frozenset({LATER}))
 	journal = Journal()
-	port = RedactedPort(journal, lambda: redactor)
+	port = RedactedPort(journal, lambda: redactor, FileStore)
 
 	async def call() -> dict[str, Any]:
 		return {"result": f"echo {LATER}", LATER: 1}
@@ -125,6 +126,6 @@ async def test_a_kept_spend_passes_the_redactor_too() -> None:
 		async def record_spent(self, key: str, entry: Any) -> None:
 			kept[key] = entry
 
-	port = RedactedPort(Keeping(), lambda: redactor)
+	port = RedactedPort(Keeping(), lambda: redactor, FileStore)
 	await port.record_spent("tool:1:0:t", {"_usage": {"calls": 1}, "model": f"m-{LATER}"})
 	assert kept == {"tool:1:0:t": {"_usage": {"calls": 1}, "model": "m-[redacted]"}}

@@ -17,6 +17,7 @@ from openmolt_core._redacted_port import RedactedPort
 from openmolt_core.approvals import ApprovalDecision, Approvals
 from openmolt_core.durability import LOCAL_PORT, ForwardingPort
 from openmolt_core.errors import ApprovalError, ProviderError
+from openmolt_core.filestore import FileStore
 from openmolt_core.secrets import Redactor
 from tests._leaks import leaks
 
@@ -50,7 +51,7 @@ class Journal(ForwardingPort):
 async def test_a_failed_step_is_journaled_with_its_error_masked() -> None:
 	"""A provider error quoting a key: the journal keeps it masked; its type and status stay."""
 	journal = Journal()
-	port = RedactedPort(journal, lambda: Redactor(frozenset({SECRET})))
+	port = RedactedPort(journal, lambda: Redactor(frozenset({SECRET})), FileStore)
 
 	async def call() -> Any:
 		raise ProviderError(f"401: bad key {SECRET}", provider="x", status_code=401)

@@ -3,7 +3,7 @@
 The stored state was masked as text, the base64 of the files sent with the first turn included: a
 secret known by the time the run ended (one learned during the run, a key added to the instance),
 spelled in a file's bytes, left base64 that was base64 no more, and a run resumed from the store
-sent the model a broken file. Now `openmolt_core.files.masked_state` screens each file's bytes:
+sent the model a broken file. Now `openmolt_core.filestore.masked_state` screens each file's bytes:
 kept, masked (a text), or left out of the stored state.
 """
 

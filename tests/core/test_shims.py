@@ -129,6 +129,10 @@ MOVED_NAMES = {
 	("openmolt_core.tools", "nested_in_doubt"): "openmolt_core.taint",
 	("openmolt_core.tools", "nested_agents"): "openmolt_core.taint",
 	("openmolt_core.tools", "guard_agents"): "openmolt_core.taint",
+	# the file store's work: a run's input files kept, a saved state's files screened
+	("openmolt_core.files", "keep_attachments"): "openmolt_core.filestore",
+	("openmolt_core.files", "masked_state"): "openmolt_core.filestore",
+	("openmolt_core.files", "MAX_ATTACHMENT_BYTES"): "openmolt_core.filestore",
 }
 """Names that left a module for another, each still importable from its old module."""
 

@@ -4,7 +4,7 @@ file store through the kernel's one seam before the model sees them.
 They went straight to the model: a caller's PNG whose metadata held a secret of the instance was
 sent on to the provider as it came, nothing was kept, no owner was written, and the run's tools
 could not read the file. Now every new run's files are saved through
-`openmolt_core.files.keep_attachments` (screened by the store, owned by the run's user): the model
+`openmolt_core.filestore.keep_attachments` (screened by the store, owned by the run's user): the model
 is shown what was kept, and the first turn lists each file's reference (or why it was withheld).
 """
 
@@ -275,7 +275,7 @@ async def test_agent_run_attachments_are_screened_too_and_a_text_file_is_shown_m
 	]
 	with pytest.raises(ConfigurationError, match=r"attachments\[0\] \('x.png'\)\.data: not base64"):
 		await agent.run("Look", attachments=[Attachment("image/png", "%%%", "x.png")])
-	monkeypatch.setattr("openmolt_core.files.MAX_ATTACHMENT_BYTES", 8)
+	monkeypatch.setattr("openmolt_core.filestore.MAX_ATTACHMENT_BYTES", 8)
 	with pytest.raises(ConfigurationError, match=r"attachments\[0\]: more than the 8 bytes"):
 		await agent.run("Look", attachments=[Attachment("image/png", b64(CLEAN))])
 	assert len(model.requests) == 1

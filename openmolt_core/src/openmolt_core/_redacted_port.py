@@ -17,6 +17,7 @@ from openmolt_core.result import RunState
 
 if TYPE_CHECKING:
 	from openmolt_core._support.secretset import Redactor
+	from openmolt_core.files import InstanceFiles
 
 __all__ = ["RedactedPort"]
 
@@ -28,13 +29,21 @@ class RedactedPort(ForwardingPort):
 		port: The backend's port.
 		redactor: Gives the agent's `Redactor`; asked at each step, so secrets learned during
 			the run (a refreshed token, an integration bound later) are masked too.
+		files: Gives the instance's file store, which masks a state that holds files; asked
+			only for such a state.
 	"""
 
-	__slots__ = ("_redactor",)
+	__slots__ = ("_files", "_redactor")
 
-	def __init__(self, port: RunPort, redactor: Callable[[], Redactor]) -> None:
+	def __init__(
+		self,
+		port: RunPort,
+		redactor: Callable[[], Redactor],
+		files: Callable[[], InstanceFiles],
+	) -> None:
 		super().__init__(port)
 		self._redactor = redactor
+		self._files = files
 
 	async def step(
 		self,
@@ -46,19 +55,21 @@ class RedactedPort(ForwardingPort):
 	) -> Any:
 		"""Run the step on the wrapped port; the value it journals (and returns) is redacted.
 
-		A state's files are screened as bytes (`openmolt_core.files.masked_state`); every other
+		A state's files are screened as bytes (`InstanceFiles.masked_state`); every other
 		value is masked as text (`Redactor.deep`). A step that fails is journaled with its
 		error (a provider's error quoting a key), masked in place first (`Redactor.exception`),
 		as the run masks it anyway once it reaches the loop.
 		"""
-		redactor = self._redactor
+		redactor, files = self._redactor, self._files
 
 		def sealed(value: Any) -> Any:
 			data = value if encode is None else encode(value)
-			if isinstance(value, RunState) and isinstance(data, Mapping):
-				from openmolt_core.files import masked_state
-
-				return masked_state(data, redactor())
+			if (
+				isinstance(value, RunState)
+				and isinstance(data, Mapping)
+				and any(m.attachments for m in value.messages)
+			):
+				return files().masked_state(data, redactor())
 			return redactor().deep(data)
 
 		async def body() -> Any:

@@ -111,7 +111,7 @@ if TYPE_CHECKING:
 	from openmolt_core.commands import Command
 	from openmolt_core.conversation import Session
 	from openmolt_core.decisions import ApprovalDecision, ApprovalHandler, ApprovalRequest
-	from openmolt_core.files import FileAccess
+	from openmolt_core.files import FileAccess, InstanceFiles
 	from openmolt_core.options import AgentMemory
 	from openmolt_core.runstream import RunStream
 	from openmolt_core.tools import CallingRun, InDoubt, NestedRunTool
@@ -163,7 +163,7 @@ class Instance(Protocol):
 		...
 
 	@property
-	def files(self) -> FileAccess:
+	def files(self) -> InstanceFiles:
 		"""The file store of agents created without one of their own."""
 		...
 
@@ -969,13 +969,13 @@ class Agent:
 	async def _keep_attachments(
 		self, attachments: Sequence[Attachment], state: RunState
 	) -> list[Attachment]:
-		"""A new run's files, kept in the file store (`openmolt_core.files.keep_attachments`)."""
+		"""A new run's files, kept in the file store (`openmolt_core.files.InstanceFiles`)."""
 		_attachments(attachments)
-		from openmolt_core.files import INPUT_FILES, keep_attachments
+		from openmolt_core.files import INPUT_FILES
 
 		origin = {"run": state.run_id, "call": "input", "user": state.user}
-		shown, records = await keep_attachments(
-			self._store, attachments, secrets=self._redactor.secrets, origin=origin
+		shown, records = await self.om.files.keep_attachments(
+			attachments, files=self._store, secrets=self._redactor.secrets, origin=origin
 		)
 		state.ext[INPUT_FILES] = records
 		return shown
@@ -1281,7 +1281,7 @@ class Agent:
 		await self._refresh_tools()
 		from openmolt_core._redacted_port import RedactedPort
 
-		port = RedactedPort(port, lambda: self._redactor)  # no secret journaled
+		port = RedactedPort(port, lambda: self._redactor, lambda: self.om.files)
 		if state is None:
 
 			async def start() -> RunState:

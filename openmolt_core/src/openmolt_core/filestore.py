@@ -1,7 +1,9 @@
 """The file store: where binary tool results live, and how file references become bytes.
 
 The references and what tools use of the store are the contract's (`openmolt_core.files`:
-`FILE_PREFIX`, `StoredFile`, `FileAccess`); this module is the store itself.
+`FILE_PREFIX`, `StoredFile`, `FileAccess`); this module is the store itself, and its work the
+loop reaches through `InstanceFiles`: a run's input files kept (`keep_attachments`), a saved
+state's files screened as bytes (`masked_state`).
 
 Each `OpenMolt` instance owns one store, created on first use; its directory is ``files_dir`` or a
 temporary directory made on the first save (and removed by ``OpenMolt.aclose``). Each agent sees the
@@ -23,33 +25,47 @@ import shutil
 import stat
 import tempfile
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 from urllib.parse import unquote_to_bytes
 
 import anyio
 import anyio.to_thread
 
-from openmolt_core.errors import ToolError
+from openmolt_core.errors import ConfigurationError, ToolError
 from openmolt_core.files import (
 	FILE_PREFIX,
 	WITHHELD,
+	FileAccess,
 	StoredFile,
 	masked_labels,
+	save_screened,
 	screen,
+	screened_base64,
+	textual,
 )
 
+if TYPE_CHECKING:
+	from openmolt_core._support.secretset import Redactor
+	from openmolt_core.llm import Attachment
+
 __all__ = [
+	"MAX_ATTACHMENT_BYTES",
 	"MAX_DATA_URL_BYTES",
 	"MAX_READ_BYTES",
 	"TEMP_PREFIX",
 	"FileStore",
 	"LocalFile",
 	"PathResolver",
+	"keep_attachments",
+	"masked_state",
 	"parse_data_url",
 	"split_range",
 ]
+
+MAX_ATTACHMENT_BYTES = 20 * 1024 * 1024
+"""The largest file a run's input takes (decoded), of the order of the providers' limits."""
 
 MAX_DATA_URL_BYTES = 20 * 1024 * 1024
 """The largest ``data:`` URL payload accepted, decoded."""
@@ -207,6 +223,35 @@ class FileStore:
 			"name": name,
 			"size": len(kept),
 		}
+
+	async def keep_attachments(
+		self,
+		attachments: Sequence[Attachment],
+		*,
+		files: FileAccess | None = None,
+		secrets: Iterable[str] = (),
+		origin: Mapping[str, Any] | None = None,
+	) -> tuple[list[Attachment], list[dict[str, Any]]]:
+		"""The files sent with a run's input, kept in ``files``: see `keep_attachments`.
+
+		Args:
+			attachments: The files, as given.
+			files: The store to keep them in (default: this one).
+			secrets: The agent's own secrets, besides those the process knows.
+			origin: The run that keeps them (``{"run", "call", "user"}``).
+		"""
+		return await keep_attachments(
+			self if files is None else files, attachments, secrets=secrets, origin=origin
+		)
+
+	def masked_state(self, state: Mapping[str, Any], redact: Redactor) -> Any:
+		"""A saved run state masked for a store or a journal: see `masked_state`.
+
+		Args:
+			state: The state as `RunState.to_dict` gives it.
+			redact: The agent's redactor.
+		"""
+		return masked_state(state, redact)
 
 	def origin(self, reference: str) -> dict[str, Any] | None:
 		"""The call that kept a stored file (see `save`), blocking; None when unknown.
@@ -464,6 +509,105 @@ def parse_data_url(url: str) -> StoredFile:
 		raise ToolError(f"data: URL larger than {MAX_DATA_URL_BYTES} bytes; save it as a file")
 	ext = mimetypes.guess_extension(media_type) or ""
 	return StoredFile(data, media_type, f"file{ext}")
+
+
+async def keep_attachments(
+	files: FileAccess,
+	attachments: Sequence[Attachment],
+	*,
+	secrets: Iterable[str] = (),
+	origin: Mapping[str, Any] | None = None,
+) -> tuple[list[Attachment], list[dict[str, Any]]]:
+	"""The files sent with a run's input, saved through `save_screened`: the model sees what was kept.
+
+	Args:
+		files: The agent's view of the store.
+		attachments: The files, as given.
+		secrets: The agent's own secrets, besides those the process knows.
+		origin: The run that keeps them (``{"run", "call", "user"}``).
+
+	Returns:
+		The attachments for the model, and each file's record in the order given (its
+		reference, or why it was withheld).
+
+	Raises:
+		ConfigurationError: A file's data is not base64, or larger than `MAX_ATTACHMENT_BYTES`.
+	"""
+	from openmolt_core._support.masking import known_secrets
+	from openmolt_core.llm import Attachment
+
+	shown: list[Attachment] = []
+	records: list[dict[str, Any]] = []
+	secret_list = list(secrets)
+	known = known_secrets() | frozenset(s for s in secret_list if s)
+	for i, given in enumerate(attachments):
+		# What the model, the state and the session are shown of its labels: masked.
+		name, media_type = masked_labels(given.name or "", given.media_type, known)
+		what = f"attachments[{i}]" + (f" ({name!r})" if name else "")
+		if len(given.data) > MAX_ATTACHMENT_BYTES * 4 // 3 + 4:
+			raise ConfigurationError(
+				f"{what}: more than the {MAX_ATTACHMENT_BYTES} bytes a run's input takes; send a "
+				"smaller file, or give the agent a tool that fetches it"
+			)
+		try:
+			data = base64.b64decode(given.data, validate=True)
+		except (binascii.Error, ValueError):
+			raise ConfigurationError(
+				f"{what}.data: not base64; give the file's bytes as base64.b64encode(data).decode()"
+			) from None
+		record = await save_screened(
+			files, data, media_type=media_type, name=name, secrets=secret_list, origin=origin
+		)
+		records.append(record)
+		if "withheld" in record:
+			continue
+		kept = data
+		if textual(media_type):  # kept masked, maybe: the model sees what was kept
+			kept = (await files.open(str(record["file"]))).data
+		encoded = given.data if kept is data else base64.b64encode(kept).decode("ascii")
+		shown.append(Attachment(media_type, encoded, name if given.name else given.name))
+	return shown, records
+
+
+def masked_state(state: Mapping[str, Any], redact: Any) -> Any:
+	"""A saved run state (`RunState.to_dict`) masked for a store, its files' bytes as bytes.
+
+	Every string is masked as text but the base64 of the files sent with a turn, screened as
+	bytes (`screened_base64`): kept, kept masked (a text), or left out of the state.
+
+	Args:
+		state: The state as `RunState.to_dict` gives it.
+		redact: The agent's `openmolt_core.secrets.Redactor`.
+
+	Returns:
+		The masked state (a new object; ``state`` is left as it is).
+	"""
+	messages = state.get("messages")
+	if not isinstance(messages, list) or not any(
+		isinstance(m, dict) and m.get("attachments") for m in messages
+	):
+		return redact.deep(state)
+	secrets = frozenset(redact.secrets)
+	bare = [
+		{k: v for k, v in m.items() if k != "attachments"} if isinstance(m, dict) else m
+		for m in messages
+	]
+	masked: dict[str, Any] = redact.deep({**state, "messages": bare})
+	for given, out in zip(messages, masked["messages"], strict=True):
+		files = given.get("attachments") if isinstance(given, dict) else None
+		if not files:
+			continue
+		kept_files: list[Any] = []
+		for file in files:
+			if not isinstance(file, dict):
+				continue  # not a file: nothing a model could read either
+			kept = screened_base64(file.get("data"), str(file.get("media_type") or ""), secrets)
+			if kept is None:
+				continue
+			rest = redact.deep({k: v for k, v in file.items() if k != "data"})
+			kept_files.append({**rest, "data": kept})
+		out["attachments"] = kept_files
+	return masked
 
 
 def _write_private(path: Path, data: bytes) -> None:

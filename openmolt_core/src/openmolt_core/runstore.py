@@ -40,7 +40,6 @@ import anyio
 
 from openmolt_core._support.masking import mask_url_logins_deep
 from openmolt_core._support.private import erasing, private_file
-from openmolt_core.files import masked_state
 from openmolt_core.observe import ObservedRun, RunObserver, RunOutcome, event_data
 from openmolt_core.result import PARKED_STATUSES
 
@@ -571,6 +570,7 @@ class RunStore(RunObserver):
 
 	async def ended(self, run: ObservedRun, outcome: RunOutcome) -> None:
 		"""Complete the run's row: status, output, usage, error, and the final state."""
+		from openmolt_core.filestore import masked_state
 		from openmolt_core.result import RunResult
 
 		state = run.state

@@ -14,7 +14,7 @@ every secret the agent knows now, tokens learned during the run included):
 - the error a failed run ends with, which DBOS pickles with the failed run's result and state
   (`error`).
 
-A state is masked as the run store masks one (`openmolt_core.files.masked_state`): the base64 of a
+A state is masked as the run store masks one (`openmolt_core.filestore.masked_state`): the base64 of a
 file sent with a turn is screened as bytes, so it stays a file (kept, kept masked, or left out).
 
 The run reads what is stored, on its first execution as on a recovery: the backend starts the
@@ -57,7 +57,7 @@ __all__ = [
 
 def state(data: dict[str, Any], redact: Redactor) -> dict[str, Any]:
 	"""A run's state (`RunState.to_dict`) masked, its files screened as bytes."""
-	from openmolt_core.files import masked_state
+	from openmolt_core.filestore import masked_state
 
 	masked: dict[str, Any] = masked_state(data, redact)
 	return masked

@@ -124,7 +124,8 @@ from openmolt_core._support.masking import mask_url_logins, mask_url_logins_deep
 from openmolt_core.accounts import authorization_requests
 from openmolt_core.errors import ApprovalError, ConfigurationError, RunCancelledError, RunError
 from openmolt_core.events import ToolCallEvent
-from openmolt_core.files import MAX_ATTACHMENT_BYTES, save_screened
+from openmolt_core.files import save_screened
+from openmolt_core.filestore import MAX_ATTACHMENT_BYTES
 from openmolt_core.observe import ObservedRun, RunObserver, RunOutcome
 from openmolt_core.openmolt import OpenMolt
 from openmolt_core.result import PARKED_STATUSES

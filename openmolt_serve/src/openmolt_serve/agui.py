@@ -78,7 +78,8 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from openmolt_core.accounts import authorization_requests
 from openmolt_core.errors import OpenMoltError
-from openmolt_core.files import MAX_ATTACHMENT_BYTES, save_screened
+from openmolt_core.files import save_screened
+from openmolt_core.filestore import MAX_ATTACHMENT_BYTES
 from openmolt_serve._agui_events import (
 	MAPPED,
 	PARKED,
@@ -565,7 +566,7 @@ def _last_user_turn(given: RunAgentInput) -> _Said | None:
 	ends with another kind of message (the agent's reply, a front end tool's result: this agent
 	calls none) asks nothing, and taking an earlier user message would run that turn again.
 	A media part's inline bytes of an `ATTACHABLE` type go to the model (the run keeps them in
-	the file store: `openmolt_core.files.keep_attachments`), of a `TEXTUAL` type are text, of
+	the file store: `openmolt_core.filestore.keep_attachments`), of a `TEXTUAL` type are text, of
 	another type are kept in the file store for the agent's tools (`_Said.kept`); a URL is
 	passed on as a reference (the server fetches nothing); other parts (a provider's file
 	handle) are dropped, as the protocol lets a peer do.
