@@ -106,7 +106,7 @@ async def check_block(om: OpenMolt, block: dict[str, Any], payload: str, media_t
 # what drives it in a test. A new caller fails here until a test drives it too.
 CALLERS = {
 	"openmolt_core/src/openmolt_core/_binding.py:CallFiles.save": "every tool (test_sources)",
-	"openmolt_core/src/openmolt_core/_support/filescreen.py:save_screened": "every tool, a run's attachments",
+	"openmolt_core/src/openmolt_core/files.py:save_screened": "every tool, a run's attachments",
 	"openmolt_core/src/openmolt_core/filestore.py:keep_attachments": (
 		"tests/serve/test_serve_attachments_kept.py"
 	),

@@ -13,9 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from openmolt_core._support import lazy_exports
 from openmolt_core._support.filescreen import (  # the screening of bytes: a library
-	WITHHELD,
 	masked_labels,
-	save_screened,
 	screen,
 	screened_base64,
 	textual,
@@ -41,6 +39,12 @@ __all__ = [
 
 FILE_PREFIX = "openmolt-file:"
 """The prefix of references to files saved in the store."""
+
+WITHHELD = (
+	"not kept: it holds a secret of this run, and a file that is not text cannot be masked "
+	"without breaking it"
+)
+"""Why a file is not kept (``withheld``, no reference): it is no text, and shows a secret."""
 
 INPUT_FILES = "inputFiles"
 """``RunState.ext`` key: the records of the files sent with the run's input (`InstanceFiles`)."""
@@ -161,6 +165,49 @@ class InstanceFiles(FileAccess, Protocol):
 			redact: The agent's redactor.
 		"""
 		...
+
+
+async def save_screened(
+	files: FileAccess,
+	data: bytes,
+	*,
+	media_type: str,
+	name: str = "",
+	secrets: Iterable[str] = (),
+	origin: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+	"""Save bytes in a store, screened (`screen`) with who kept them: the one way in.
+
+	Args:
+		files: The store (or an agent's view of it).
+		data: The bytes.
+		media_type: Their media type.
+		name: A file name.
+		secrets: Secrets to mask besides those the process knows.
+		origin: Who keeps the file (``{"run", "call", "user"}``): a run for another end user
+			finds no such file.
+
+	Returns:
+		The store's record: ``{"file", "mediaType", "size", "name"}``, or for a file not kept
+		``{"mediaType", "size", "name", "withheld"}``.
+	"""
+	extra = frozenset(s for s in secrets if s)
+	if getattr(files, "screens", False) is True:
+		save: Any = files.save  # the store's own, which takes a call's secrets and origin
+		kept: dict[str, Any] = await save(
+			data, media_type=media_type, name=name, secrets=extra, origin=origin
+		)
+		return kept
+	import anyio.to_thread
+
+	from openmolt_core._support.masking import known_secrets
+
+	known = known_secrets() | extra
+	name, media_type = masked_labels(name, media_type, known)
+	screened = await anyio.to_thread.run_sync(screen, data, media_type, known)
+	if screened is None:
+		return {"mediaType": media_type, "size": len(data), "name": name, "withheld": WITHHELD}
+	return await files.save(screened, media_type=media_type, name=name)
 
 
 # The store and its work, under their old names here (loaded on first use; not in __all__).

@@ -1,28 +1,20 @@
 """A file's bytes screened for secrets: kept as they are, kept masked (a text), or withheld.
 
-Every file OpenMolt keeps or hands on passes here: the file store's saves (`save_screened`,
-`openmolt_core.filestore.FileStore.save`), a run's input files, the base64 of a file in a saved
-state or an A2A answer (`screened_base64`). A text file (`textual`) is masked in its own
-encoding; any other file in which a secret shows is withheld (`WITHHELD`), since masked it would
-be broken. A library with no agent concept: bytes, a media type and the secret values in, bytes
-or None out (or a store's record). `openmolt_core.files` re-exports its names.
+Every file OpenMolt keeps or hands on passes here: the file store's saves
+(`openmolt_core.files.save_screened`, `openmolt_core.filestore.FileStore.save`), a run's input
+files, the base64 of a file in a saved state or an A2A answer (`screened_base64`). A text file
+(`textual`) is masked in its own encoding; any other file in which a secret shows is withheld,
+since masked it would be broken. A library with no agent concept: bytes, a media type and the
+secret values in, bytes or None out. `openmolt_core.files` re-exports its names.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
-from typing import Any, Protocol
+from typing import Any
 
-__all__ = [
-	"WITHHELD",
-	"masked_labels",
-	"save_screened",
-	"screen",
-	"screened_base64",
-	"textual",
-]
+__all__ = ["masked_labels", "screen", "screened_base64", "textual"]
 
 
 def textual(media_type: str) -> bool:
@@ -126,69 +118,6 @@ def masked_labels(name: str, media_type: str, secrets: frozenset[str]) -> tuple[
 	from openmolt_core._support.masking import mask
 
 	return (mask(name, secrets) if name else name), mask(media_type, secrets)
-
-
-WITHHELD = (
-	"not kept: it holds a secret of this run, and a file that is not text cannot be masked "
-	"without breaking it"
-)
-"""Why a file is not kept (``withheld``, no reference): it is no text, and shows a secret."""
-
-
-class Saves(Protocol):
-	"""A store's ``save`` (`openmolt_core.files.FileAccess.save`): all `save_screened` uses."""
-
-	async def save(
-		self, data: bytes, *, media_type: str = "application/octet-stream", name: str = ""
-	) -> dict[str, Any]:
-		"""Save bytes and return the store's record of them."""
-		...
-
-
-async def save_screened(
-	files: Saves,
-	data: bytes,
-	*,
-	media_type: str,
-	name: str = "",
-	secrets: Iterable[str] = (),
-	origin: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
-	"""Save bytes in a store, screened (`screen`) with who kept them: the one way in.
-
-	A store that screens itself (``screens``: `openmolt_core.filestore.FileStore`) is handed the
-	secrets and the origin; any other is handed the screened bytes and labels.
-
-	Args:
-		files: The store (or an agent's view of it).
-		data: The bytes.
-		media_type: Their media type.
-		name: A file name.
-		secrets: Secrets to mask besides those the process knows.
-		origin: Who keeps the file (``{"run", "call", "user"}``): a run for another end user
-			finds no such file.
-
-	Returns:
-		The store's record: ``{"file", "mediaType", "size", "name"}``, or for a file not kept
-		``{"mediaType", "size", "name", "withheld"}``.
-	"""
-	extra = frozenset(s for s in secrets if s)
-	if getattr(files, "screens", False) is True:
-		save: Any = files.save  # the store's own, which takes a call's secrets and origin
-		kept: dict[str, Any] = await save(
-			data, media_type=media_type, name=name, secrets=extra, origin=origin
-		)
-		return kept
-	import anyio.to_thread
-
-	from openmolt_core._support.masking import known_secrets  # what the process knows
-
-	known = known_secrets() | extra
-	name, media_type = masked_labels(name, media_type, known)
-	screened = await anyio.to_thread.run_sync(screen, data, media_type, known)
-	if screened is None:
-		return {"mediaType": media_type, "size": len(data), "name": name, "withheld": WITHHELD}
-	return await files.save(screened, media_type=media_type, name=name)
 
 
 _CLEAN_KEPT = 256
