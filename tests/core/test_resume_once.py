@@ -63,6 +63,52 @@ async def test_two_resumes_of_one_parked_question_run_its_calls_once() -> None:
 	assert ran == ["A1"] and results[0].status == "success"
 
 
+@pytest.mark.parametrize("second", ["run", "resume"])
+async def test_run_with_a_parked_history_is_held_as_a_resume_is(second: str) -> None:
+	"""run(answer, history=parked) goes on from a parked step as resume does: a second go-on
+	from a copy of that step while it runs (by run or by resume) is refused; the tool ran once.
+	No run store or durable backend here: the process itself holds the step."""
+	ran: list[str] = []
+	going = anyio.Event()
+	release = anyio.Event()
+
+	@tool(labels=[])
+	async def refund(order: str) -> str:
+		"""Refund an order.
+
+		Args:
+			order: The order.
+		"""
+		ran.append(order)
+		going.set()
+		await release.wait()
+		return "refunded"
+
+	model = ScriptedModel(
+		[ask_human("Which order?"), call_tool("local.refund", order="A1"), finish("done")]
+	)
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="Clerk", model=model, tools=[refund], on_human_input_request=later
+	)
+	parked = await agent.run("refund my order")
+	saved = parked.state.to_dict()
+	results = []
+
+	async def first() -> None:
+		results.append(await agent.run("A1", history=dict(saved)))
+
+	async with anyio.create_task_group() as tg:
+		tg.start_soon(first)
+		await going.wait()
+		with pytest.raises(ConfigurationError, match=f"{parked.state.run_id} is being resumed"):
+			if second == "run":
+				await agent.run("A1", history=dict(saved))
+			else:
+				await agent.resume(dict(saved), answer="A1")
+		release.set()
+	assert ran == ["A1"] and results[0].status == "success"
+
+
 async def test_a_resume_refused_before_it_ran_leaves_the_step_resumable() -> None:
 	"""A resume that fails (a wrong delivery) frees the step: the right one goes on."""
 	model = ScriptedModel([ask_human("Which order?"), finish("done")])

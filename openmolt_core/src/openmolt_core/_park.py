@@ -288,8 +288,12 @@ def waits_for(
 
 
 @contextmanager
-def resuming_once(state: RunState) -> Iterator[None]:
+def resuming_once(state: RunState, method: str = "resume") -> Iterator[None]:
 	"""Hold the parked step of ``state`` while a resume of this process goes on from it.
+
+	Args:
+		state: The parked state.
+		method: What goes on from it, for the error (``resume``, ``run(history=...)``).
 
 	Raises:
 		ConfigurationError: Another resume of the same parked step is going on.
@@ -297,7 +301,7 @@ def resuming_once(state: RunState) -> Iterator[None]:
 	parked = (state.run_id, state.steps)
 	if parked in RESUMING:
 		raise ConfigurationError(
-			f"resume: the run {state.run_id} is being resumed already from the step it "
+			f"{method}: the run {state.run_id} is being resumed already from the step it "
 			"waits at (two resumes at once would run its calls twice); wait for that "
 			"resume's result"
 		)

@@ -939,7 +939,18 @@ class Agent:
 				"run(input, history=...): this saved run already has its input and waits for no "
 				"answer; call run(history=state) to go on"
 			)
-		return self._drive(state, answer=None if input is None else str(input), link=parent)
+		answer = None if input is None else str(input)
+		if state.pending is not None and parent is None and self.om.durability is None:
+			return self._go_on(state, answer)  # a parked state: one go-on at a time, as resume
+		return self._drive(state, answer=answer, link=parent)
+
+	async def _go_on(self, state: RunState, answer: str | None) -> RunResult:
+		# A parked state gone on from by run(history=...) is held as `resume` holds it: two at
+		# once in this process would run its calls twice (the run store holds it across them).
+		from openmolt_core._park import resuming_once
+
+		with resuming_once(state, "run(history=...)"):
+			return await self._drive(state, answer=answer)
 
 	def _start(
 		self,
