@@ -428,7 +428,10 @@ def test_a_one_shot_process_leaves_its_run_recorded_whole(tmp_path: Path, server
 
 
 def test_importing_openmolt_leaves_the_collector_alone() -> None:
-	"""The library never touches the collector of the program that imports it."""
+	"""The library leaves the collector of the program that imports it as it is while it runs.
+
+	Only its exit is spared the passes over what it loaded (tests/core/test_exit_collector.py).
+	"""
 	code = (
 		"import gc\n"
 		"usual = gc.get_threshold()\n"

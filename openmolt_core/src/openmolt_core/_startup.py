@@ -16,8 +16,9 @@ it imports the command (and closes that pause once it is loaded: what loaded cou
 pass over it starts at once), and `main` pauses again from the first word that is no core command
 (a file, ``-m``, or a plugin's command, which is given the collector back before it starts:
 `openmolt serve` and `worker` run on with Python's own). `import openmolt` never touches the
-collector. As the command's process ends, `freeze_for_exit` spares the interpreter's shutdown its
-last passes over every object the command loaded.
+collector while a program runs (the assembly's exit handler only spares the interpreter's
+shutdown its passes over what is alive then). As the command's process ends, `freeze_for_exit`
+spares the interpreter's shutdown its last passes over every object the command loaded.
 
 This module imports nothing but `gc` (built in): the console script loads it before the command.
 """
