@@ -379,25 +379,48 @@ class RunContext:
 		self.state.seq += count
 		return first
 
-	async def ask_person(self, key: str, question: str, when: str = "") -> dict[str, Any] | None:
+	async def ask_person(
+		self, key: str, question: str, when: str = "", *, failed_parks: bool = True
+	) -> dict[str, Any] | None:
 		"""Ask a person ``question`` through the human-input handler, in the journaled step ``key``.
 
 		Args:
 			key: The step's key (`openmolt_core.durability.step_key`).
 			question: What the person reads.
 			when: Where it is asked, for the log of a failed handler (`` on ...``).
+			failed_parks: Whether a failed handler parks the step too (else: ``failed``).
 
 		Returns:
 			The entry of the answer (its ``humanInput`` event emitted); None when nobody can
-			answer now (no handler, `HumanInputUnavailable`, or the handler failed): the step
-			parks on the question, and ``resume(answer=...)`` delivers it.
+			answer now (no handler; `HumanInputUnavailable`, on its words; a failed handler):
+			the step parks on the question, and ``resume(answer=...)`` delivers it; or, with
+			``failed_parks`` off, ``{"failed": why}`` when the handler failed (logged).
 		"""
+		handler = self.human
+		outcome: dict[str, Any] = {"parked": question}
+		if handler is not None:
 
-		def failed(name: str) -> dict[str, str]:  # nobody said: the run waits for a person
-			return {"parked": f"{question} (the handler failed: {name})"}
+			async def ask() -> dict[str, Any]:
+				try:
+					answer = await call_app(handler, question)
+					return {"answer": "" if answer is None else str(answer)}  # str() may raise
+				except HumanInputUnavailable as exc:
+					return {"parked": str(exc) or question}
+				except Exception as exc:
+					log.exception("the human-input handler failed%s", when)
+					name = type(exc).__name__
+				if failed_parks:  # nobody said: the run waits for a person
+					return {"parked": f"{question} (the handler failed: {name})"}
+				return {"failed": f"the person could not be asked ({name})"}
 
-		assert self.record is not None, "asked outside a step"
-		return await _ask_person(self, self.record, key, question, when, failed)
+			outcome = await self.port.step(key, ask)
+		if "parked" in outcome:
+			assert self.record is not None, "asked outside a step"  # run_step sets it
+			_park_question(self.record, question, outcome["parked"])
+			return None
+		if "answer" in outcome:
+			return await answer_entry(self, question, outcome["answer"])
+		return outcome
 
 	async def error(
 		self,
@@ -1176,8 +1199,7 @@ async def _update_memory(ctx: RunContext, command: UpdateMemory, index: int) -> 
 async def _ask_human(
 	ctx: RunContext, record: StepRecord, command: RequestHumanInput, index: int
 ) -> dict[str, Any] | None:
-	handler = ctx.human
-	if handler is None:  # check() refuses the command then; kept for a run resumed elsewhere
+	if ctx.human is None:  # check() refuses the command then; kept for a run resumed elsewhere
 		return _entry(command, ok=False, error="nobody can answer this agent")
 	question = command.message
 	if ctx.hooks.before_words:  # the question as a person may read it (an output guardrail's)
@@ -1187,62 +1209,13 @@ async def _ask_human(
 			return ruled  # refused or stopped: nobody is asked
 		question = ruled
 
-	def failed(name: str) -> dict[str, str]:  # the model hears it, the run goes on
-		return {"failed": f"the person could not be asked ({name})"}
-
-	key = step_key("human", ctx.step, index)
-	outcome = await _ask_person(ctx, record, key, question, "; the run goes on", failed)
+	key = step_key("human", ctx.step, index)  # a failed handler: the model hears it, goes on
+	outcome = await ctx.ask_person(key, question, "; the run goes on", failed_parks=False)
 	if outcome is not None and "failed" in outcome:
 		message = f"{outcome['failed']}; decide yourself or finish"
 		await ctx.error("human_input", message)
 		return _entry(command, ok=False, error=message)
 	return outcome
-
-
-async def _ask_person(
-	ctx: RunContext,
-	record: StepRecord,
-	key: str,
-	question: str,
-	when: str,
-	failed: Callable[[str], dict[str, str]],
-) -> dict[str, Any] | None:
-	"""Ask a person in the journaled step ``key``: the answer's entry, None (parked), or ``failed``'s.
-
-	The handler's failure (its exception's name) gives what ``failed`` says: ``parked`` (the
-	step parks on it) or ``failed`` (returned).
-	"""
-	handler = ctx.human
-	outcome: dict[str, Any] = {"parked": question}
-	if handler is not None:
-
-		async def ask() -> dict[str, Any]:
-			outcome = await _asked(handler, question, when)
-			return failed(outcome["failed"]) if "failed" in outcome else outcome
-
-		outcome = await ctx.port.step(key, ask)
-	if "parked" in outcome:
-		_park_question(record, question, outcome["parked"])
-		return None
-	if "answer" in outcome:
-		return await answer_entry(ctx, question, outcome["answer"])
-	return outcome
-
-
-async def _asked(handler: HumanInputHandler, question: str, when: str) -> dict[str, str]:
-	"""Ask a person through the human-input handler: ``answer``, ``parked`` or ``failed``.
-
-	`HumanInputUnavailable` parks (on its words, else the question); any other failure is
-	logged (``when`` says where) and gives ``failed``: the exception's name.
-	"""
-	try:
-		answer = await call_app(handler, question)
-		return {"answer": "" if answer is None else str(answer)}  # its str() may raise too
-	except HumanInputUnavailable as exc:
-		return {"parked": str(exc) or question}
-	except Exception as exc:
-		log.exception("the human-input handler failed%s", when)
-		return {"failed": type(exc).__name__}
 
 
 async def _plan_ruled(

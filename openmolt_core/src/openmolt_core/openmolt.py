@@ -681,12 +681,7 @@ class OpenMolt:
 		return assembly.build_agent(self, options)
 
 	def durable_capabilities(self) -> tuple[Capability, ...]:
-		"""What a durable run attaches besides its agent's capabilities (`InDoubtCalls`).
-
-		`openmolt_core.agent.Instance.durable_capabilities`: a run whose port records the
-		starts of tool calls handles the calls a crash left in doubt
-		(`openmolt_core.capabilities.indoubt`).
-		"""
+		"""What a durable run attaches (`openmolt_core.agent.Instance.durable_capabilities`)."""
 		from openmolt_core.capabilities.indoubt import InDoubtCalls
 
 		return (InDoubtCalls(),)
