@@ -178,10 +178,7 @@ class Instance(Protocol):
 		...
 
 	def durable_capabilities(self) -> tuple[Capability, ...]:
-		"""What a durable run (its port records the starts of calls) attaches besides its agent's.
-
-		The handling of the calls a crash left in doubt (`openmolt_core.capabilities.indoubt`).
-		"""
+		"""What a run whose port records calls' starts attaches (`capabilities.indoubt`)."""
 		...
 
 	def agent_tool(
@@ -589,7 +586,7 @@ class Agent:
 
 	@property
 	def in_doubt(self) -> dict[str, InDoubt]:
-		"""The in-doubt policy of the tools this agent can see, by handle (`openmolt_core.capabilities.indoubt`)."""
+		"""The in-doubt policy of the tools this agent can see, by handle (`capabilities.indoubt`)."""
 		return {h: t.in_doubt for h, t in self._tools.items() if t.allowed}
 
 	@property
