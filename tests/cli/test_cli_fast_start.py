@@ -195,7 +195,7 @@ ONE_SHOT_UNUSED = [
 	"difflib",  # the hints of a mistyped key or word
 	"openmolt_core._approve",
 	"openmolt_core._history",  # the schedules' store: a file with none
-	"openmolt_core._indoubt",
+	"openmolt_core.capabilities.indoubt",
 	"openmolt_core._suggest",
 	"openmolt_core._support.suggest",
 	"openmolt_core.accounts",

@@ -36,6 +36,7 @@ def test_an_openmolt_offers_what_the_agent_asks() -> None:
 		"verbose",
 		"files",
 		"durability",
+		"durable_capabilities",
 		"scheduler",
 		"agent_tool",
 		"prepare",

@@ -78,7 +78,7 @@ UNUSED = [
 	"openmolt_core.credstore",
 	"openmolt_core._approve",
 	"openmolt_core._fit",
-	"openmolt_core._indoubt",
+	"openmolt_core.capabilities.indoubt",
 	"openmolt_core._jsonsafe",
 	"openmolt_core._jsonschema",
 	"openmolt_core._lazy",

@@ -139,7 +139,7 @@ def nested_scope() -> str:
 	"""The mark of one execution of a nested run, which its decided calls are claimed under.
 
 	A nested run lives inside one step of its caller and journals nothing of its own: a caller
-	that runs that step again (a call retried after a crash: `openmolt_core._indoubt`) runs it
+	that runs that step again (a call retried after a crash: `openmolt_core.capabilities.indoubt`) runs it
 	from its start under the same run id, and its approver is asked again, as a top-level
 	run's journaled decision lets its retried call run. Claimed under the run id and call
 	alone, that new decision would be refused as a replay of the first execution's, and the

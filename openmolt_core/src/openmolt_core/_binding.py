@@ -327,7 +327,7 @@ class BoundTool:
 
 	@property
 	def in_doubt(self) -> InDoubt:
-		"""What a call found started but unfinished after a crash does (`openmolt_core._indoubt`).
+		"""What a call found started but unfinished after a crash does (`openmolt_core.capabilities.indoubt`).
 
 		The tool's own policy, else `in_doubt_default`, else ``ask`` for an ``outbound`` tool
 		and ``retry`` (with its idempotency key) for others; never laxer than `in_doubt_at_least`.

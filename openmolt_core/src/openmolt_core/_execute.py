@@ -35,12 +35,7 @@ from openmolt_core.commands import (
 	UpdatePlan,
 	Wait,
 )
-from openmolt_core.durability import (
-	RunPort,
-	call_age,
-	call_started,
-	step_key,
-)
+from openmolt_core.durability import RunPort, step_key
 from openmolt_core.errors import ToolError
 from openmolt_core.hooks import (
 	BUILTIN,
@@ -63,7 +58,7 @@ from openmolt_core.hooks import (
 )
 from openmolt_core.llm import Usage
 from openmolt_core.prompt import dumps
-from openmolt_core.tools import CallingRun, LabelledResult, strictest
+from openmolt_core.tools import CallingRun, LabelledResult
 
 if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool
@@ -73,7 +68,6 @@ if TYPE_CHECKING:
 	from openmolt_core.llm import ModelRequest, ModelResponse
 	from openmolt_core.options import AgentMemory
 	from openmolt_core.result import RunState, RunStatus
-	from openmolt_core.tools import InDoubt
 
 __all__ = [
 	"MAX_ERROR_CHARS",
@@ -266,6 +260,7 @@ class RunContext:
 		began: ``state.seq`` when this execution of the run's state began: it tells apart the
 			executions of one run (a segment resumed from a parked state begins further on),
 			and is the same when a durable engine replays one.
+		record: The record of the step whose commands run (None before the first).
 	"""
 
 	agent: str
@@ -286,6 +281,7 @@ class RunContext:
 	models: ModelAccess | None = None
 	owner: RunOwner | None = None
 	began: int = 0
+	record: StepRecord | None = None
 
 	@property
 	def command_index(self) -> int:
@@ -301,6 +297,11 @@ class RunContext:
 	def call_from_journal(self) -> bool:
 		"""In ``after_tool``: whether the call's result came from the journal (it ran before)."""
 		return _COMMAND.get()[1]
+
+	@property
+	def call_events(self) -> int:
+		"""In ``after_tool``: the first of the call's event numbers (tool:call, tool:response, error)."""
+		return _COMMAND.get()[2]
 
 	def wants(self, name: str) -> bool:
 		"""Whether anything listens to an event (here, or in the runs that called this one)."""
@@ -378,6 +379,49 @@ class RunContext:
 		self.state.seq += count
 		return first
 
+	async def ask_person(
+		self, key: str, question: str, when: str = "", *, failed_parks: bool = True
+	) -> dict[str, Any] | None:
+		"""Ask a person ``question`` through the human-input handler, in the journaled step ``key``.
+
+		Args:
+			key: The step's key (`openmolt_core.durability.step_key`).
+			question: What the person reads.
+			when: Where it is asked, for the log of a failed handler (`` on ...``).
+			failed_parks: Whether a failed handler parks the step too (else: ``failed``).
+
+		Returns:
+			The entry of the answer (its ``humanInput`` event emitted); None when nobody can
+			answer now (no handler; `HumanInputUnavailable`, on its words; a failed handler):
+			the step parks on the question, and ``resume(answer=...)`` delivers it; or, with
+			``failed_parks`` off, ``{"failed": why}`` when the handler failed (logged).
+		"""
+		handler = self.human
+		outcome: dict[str, Any] = {"parked": question}
+		if handler is not None:
+
+			async def ask() -> dict[str, Any]:
+				try:
+					answer = await call_app(handler, question)
+					return {"answer": "" if answer is None else str(answer)}  # str() may raise
+				except HumanInputUnavailable as exc:
+					return {"parked": str(exc) or question}
+				except Exception as exc:
+					log.exception("the human-input handler failed%s", when)
+					name = type(exc).__name__
+				if failed_parks:  # nobody said: the run waits for a person
+					return {"parked": f"{question} (the handler failed: {name})"}
+				return {"failed": f"the person could not be asked ({name})"}
+
+			outcome = await self.port.step(key, ask)
+		if "parked" in outcome:
+			assert self.record is not None, "asked outside a step"  # run_step sets it
+			_park_question(self.record, question, outcome["parked"])
+			return None
+		if "answer" in outcome:
+			return await answer_entry(self, question, outcome["answer"])
+		return outcome
+
 	async def error(
 		self,
 		kind: str,
@@ -450,9 +494,9 @@ def _replayed_events(ctx: RunContext, value: dict[str, Any], live: bool) -> dict
 	return value
 
 
-_COMMAND: ContextVar[tuple[int, bool]] = ContextVar("openmolt_command", default=(0, False))
-"""The command a hook sees (its index, and whether its result came from the journal): one per
-task, so concurrent calls each see their own."""
+_COMMAND: ContextVar[tuple[int, bool, int]] = ContextVar("openmolt_command", default=(0, False, 0))
+"""The command a hook sees (its index, whether its result came from the journal, and a call's
+first event number): one per task, so concurrent calls each see their own."""
 
 
 def _entry(command: Command, **values: Any) -> dict[str, Any]:
@@ -579,6 +623,7 @@ async def run_step(ctx: RunContext, record: StepRecord, start: int = 0) -> None:
 		start: The index to start from (a resumed step goes on from its parked calls).
 	"""
 	commands = record.commands
+	ctx.record = record
 	index = start
 	while index < len(commands):
 		command = commands[index]
@@ -601,7 +646,7 @@ async def run_step(ctx: RunContext, record: StepRecord, start: int = 0) -> None:
 					continue
 				done: Finish | None = command
 				if ctx.hooks.before_finish:
-					_COMMAND.set((index, False))
+					_COMMAND.set((index, False, 0))
 					done = await _finish_ruled(ctx, record, index, command)
 				if done is not None:
 					record.results[index] = _entry(done, ok=True)
@@ -614,7 +659,7 @@ async def run_step(ctx: RunContext, record: StepRecord, start: int = 0) -> None:
 			case UpdatePlan():
 				plan = [s.model_dump(mode="json", by_alias=True) for s in command.plan]
 				if ctx.hooks.before_words:  # a person reads the plan (a page's state, a viewer)
-					_COMMAND.set((index, False))
+					_COMMAND.set((index, False, 0))
 					ruled = await _plan_ruled(ctx, record, command, plan)
 					if not isinstance(ruled, list):
 						record.results[index] = ruled  # refused, or stopped: nothing after it runs
@@ -725,21 +770,16 @@ async def _call_tools(ctx: RunContext, record: StepRecord, indexes: range) -> No
 		)
 		return
 	keys = []
-	# A call a durable run finds in doubt asks a person (`_in_doubt`): that step is the batch's
-	# too, numbered in command order, not in the order the calls find their starts.
-	asks = ctx.human is not None and getattr(ctx.port, "call_started", None) is not None
 	for i in todo:
 		call = cast(CallTool, record.commands[i])
 		if ctx.hooks.before_tool:
 			keys.append(step_key("hook", ctx.step, i, call.tool))  # the capabilities' decision
 		if ctx.hooks.reserve_steps:  # steps the capabilities take while the calls run
-			_COMMAND.set((i, False))
+			_COMMAND.set((i, False, 0))
 			deciding, after = ctx.hooks.ahead(ctx, call, ctx.tools[call.tool])
 			keys += [*deciding, step_key("tool", ctx.step, i, call.tool), *after]
 		else:
 			keys.append(step_key("tool", ctx.step, i, call.tool))
-		if asks:
-			keys.append(step_key("indoubt", ctx.step, i, call.tool))
 	ctx.port.reserve(list(dict.fromkeys(keys)))  # a step two capabilities name: once
 
 	# What the calls' entries do to the run's state (loaded tools, stored results) is applied
@@ -780,7 +820,7 @@ async def _call_tool(
 	# ``handed``: what the capabilities hand the run it starts (asked at its start when None).
 	bound = ctx.tools[call.tool]
 	hooks = ctx.hooks
-	_COMMAND.set((index, False))
+	_COMMAND.set((index, False, 0))
 	held = None  # the rules a capability's decision holds the call under (`Capability.parks`)
 	note: dict[str, Any] = {}  # what the capabilities' decisions add to the result
 	given = call
@@ -812,19 +852,13 @@ async def _call_tool(
 	# What the call did, kept for its events: they are emitted once the step's result is
 	# journaled, so an observer never sees "done" for a call a crash would run again.
 	done: dict[str, Any] = {}
-	# A durable port records the start of a call that must not silently run twice.
-	records = getattr(ctx.port, "call_started", None) is not None
-	policy: InDoubt = bound.in_doubt if records else "retry"  # openmolt_core._indoubt
-	# A call retried in doubt for its idempotency key is retried only while the service keeps
-	# the key: its start is recorded too, and one begun longer ago asks a person.
-	lifetime = bound.key_lifetime if records and policy == "retry" else None
 
 	def calling() -> CallingRun:
 		# The run handed to the runs the call nests (a sub-agent's): built inside the step.
 		inherits = handed
 		if inherits is None and hooks.hand_down:
 			inherits = hooks.handed(ctx, (bound,))[0]
-		run = CallingRun(
+		return CallingRun(
 			ctx.state.run_id,
 			key,
 			ctx.step,
@@ -837,22 +871,8 @@ async def _call_tool(
 			depth=1 if ctx.link is None else ctx.link.depth + 1,
 			**(inherits or {}),
 		)
-		if ctx.link is not None:  # runs nested deeper are recorded by the top call
-			run.nesting = ctx.link.nesting
-		elif records:
-			run.nesting = _nesting(ctx, key, policy)
-		return run
 
 	async def work(run: CallingRun) -> dict[str, Any]:
-		if policy != "retry" or lifetime is not None:
-			from openmolt_core._indoubt import IN_DOUBT, WHY, key_outlived
-
-			if await call_started(ctx.port, key):  # started before a crash: in doubt
-				if lifetime is None:
-					return {IN_DOUBT: policy, "tool": call.tool}
-				outlived = key_outlived(await call_age(ctx.port, key), lifetime)
-				if outlived is not None:
-					return {IN_DOUBT: "ask", WHY: outlived, "tool": call.tool}
 		if ctx.wants("tool:call"):
 			from openmolt_core.events import ToolCallEvent
 
@@ -872,11 +892,8 @@ async def _call_tool(
 			ok = False
 			value = exc.to_dict()
 		except Exception as exc:
-			from openmolt_core._indoubt import IN_DOUBT, nested_doubt
-
-			doubt = nested_doubt(exc)
-			if doubt is not None:  # a run it nested before a crash was not run again
-				return {IN_DOUBT: doubt, "tool": call.tool}
+			if run.passes is not None and run.passes(exc):
+				raise  # the calling run's own (`CallingRun.passes`): its capabilities answer
 			ok = False
 			value = {"message": f"the tool failed: {type(exc).__name__}: {exc}"}
 			log.debug("tool %s raised", call.tool, exc_info=True)
@@ -931,15 +948,8 @@ async def _call_tool(
 	result = await hooks.tool_step(ctx, call, bound, journal)
 	if done:  # the call ran here (not answered from the journal), and its result is journaled
 		await _responded(ctx, call.tool, tool_input, done, seq, key)
-	else:  # answered from the journal: a call found in doubt there is handled now
-		from openmolt_core._indoubt import IN_DOUBT, WHY
-
-		if IN_DOUBT in result:
-			policy = result[IN_DOUBT]
-			reason = result.get(WHY)
-			result = await _in_doubt(ctx, record, index, call.tool, tool_input, policy, seq, reason)
 	if hooks.after_tool:
-		_COMMAND.set((index, not done))
+		_COMMAND.set((index, not done, seq))
 		result, stop = await hooks.after(ctx, call, bound, result)
 		if stop is not None:  # the model reads the entry; the run ends after the step
 			record.pending = None
@@ -953,26 +963,6 @@ async def _call_tool(
 	if rewritten:  # the result shows the input that ran
 		result = {**result, "input": ctx.redact.deep(tool_input)}
 	return result
-
-
-def _nesting(
-	ctx: RunContext, key: str, policy: InDoubt
-) -> Callable[[InDoubt], Awaitable[InDoubt | None]]:
-	"""What a run nested in the call ``key`` asks as it starts (`CallingRun.nesting`).
-
-	A nested run stricter than the call's policy is recorded as it starts (``<key>#nested:<n>``);
-	one an earlier execution recorded is in doubt under its policy and does not start again.
-	"""
-	count = 0
-
-	async def nesting(nested: InDoubt) -> InDoubt | None:
-		nonlocal count
-		if strictest((policy, nested)) == policy:  # the call's own start covers it
-			return None
-		count += 1
-		return nested if await call_started(ctx.port, f"{key}#nested:{count}") else None
-
-	return nesting
 
 
 def _settle(ctx: RunContext, call: CallTool, index: int, result: dict[str, Any]) -> None:
@@ -1114,52 +1104,6 @@ def _behind(kind: str) -> dict[str, Any]:
 	return {"ok": False, "error": f"not run: {why}"}
 
 
-async def _in_doubt(
-	ctx: RunContext,
-	record: StepRecord,
-	index: int,
-	tool: str,
-	tool_input: dict[str, Any],
-	policy: str,
-	seq: int,
-	why: str | None = None,
-) -> dict[str, Any]:
-	# A call found started but not finished after a crash (openmolt_core._indoubt); ``why``
-	# says why a call that is retried in doubt was not (its idempotency key may be forgotten).
-	# Either way an ``in_doubt`` error names the call (its slot's number): a viewer shows the
-	# call in doubt, not as run, failed, or still running since its first execution.
-	from openmolt_core._indoubt import in_doubt_entry, question
-
-	key = step_key("tool", ctx.step, index, tool)
-	if policy == "fail":
-		entry = in_doubt_entry(tool, "check whether it did (with a read tool) before calling again")
-		await ctx.error("in_doubt", entry["error"], seq=seq + 2, call=key)
-		return entry
-	text = question(tool, tool_input, why)
-	said = in_doubt_entry(tool, "a person is asked whether it did")
-	await ctx.error("in_doubt", said["error"], seq=seq + 2, call=key)
-	handler = ctx.human
-	outcome: dict[str, Any] = {"parked": text}
-	if handler is not None:
-
-		async def ask() -> dict[str, Any]:
-			outcome = await _asked(handler, text, " on an in-doubt call")
-			if "failed" in outcome:  # nobody said whether it did: the run waits for a person
-				return {"parked": f"{text} (the handler failed: {outcome['failed']})"}
-			return outcome
-
-		outcome = await ctx.port.step(step_key("indoubt", ctx.step, index, tool), ask)
-	if "answer" in outcome:
-		entry = await answer_entry(ctx, text, outcome["answer"])
-		return {
-			"tool": tool,
-			"ok": True,
-			"result": f"in doubt after a crash; a person who checked says: {entry['result']}",
-		}
-	_park_question(record, text, outcome["parked"])
-	return in_doubt_entry(tool, "a person is asked whether it did; their answer follows")
-
-
 def _cut(value: Any, ctx: RunContext, limit: int) -> Any:
 	"""A tool error's message or detail as the model reads it: as it is, or past ``limit`` cut.
 
@@ -1255,48 +1199,23 @@ async def _update_memory(ctx: RunContext, command: UpdateMemory, index: int) -> 
 async def _ask_human(
 	ctx: RunContext, record: StepRecord, command: RequestHumanInput, index: int
 ) -> dict[str, Any] | None:
-	handler = ctx.human
-	if handler is None:  # check() refuses the command then; kept for a run resumed elsewhere
+	if ctx.human is None:  # check() refuses the command then; kept for a run resumed elsewhere
 		return _entry(command, ok=False, error="nobody can answer this agent")
 	question = command.message
 	if ctx.hooks.before_words:  # the question as a person may read it (an output guardrail's)
-		_COMMAND.set((index, False))
+		_COMMAND.set((index, False, 0))
 		ruled = await _words_ruled(ctx, record, command, Words("message", question))
 		if not isinstance(ruled, str):
 			return ruled  # refused or stopped: nobody is asked
 		question = ruled
 
-	async def ask() -> dict[str, Any]:
-		outcome = await _asked(handler, question, "; the run goes on")
-		if "failed" in outcome:  # the model hears it, the run goes on
-			return {"failed": f"the person could not be asked ({outcome['failed']})"}
-		return outcome
-
-	outcome: dict[str, Any] = await ctx.port.step(step_key("human", ctx.step, index), ask)
-	if "parked" in outcome:
-		_park_question(record, question, outcome["parked"])
-		return None
-	if "failed" in outcome:
+	key = step_key("human", ctx.step, index)  # a failed handler: the model hears it, goes on
+	outcome = await ctx.ask_person(key, question, "; the run goes on", failed_parks=False)
+	if outcome is not None and "failed" in outcome:
 		message = f"{outcome['failed']}; decide yourself or finish"
 		await ctx.error("human_input", message)
 		return _entry(command, ok=False, error=message)
-	return await answer_entry(ctx, question, outcome["answer"])
-
-
-async def _asked(handler: HumanInputHandler, question: str, when: str) -> dict[str, str]:
-	"""Ask a person through the human-input handler: ``answer``, ``parked`` or ``failed``.
-
-	`HumanInputUnavailable` parks (on its words, else the question); any other failure is
-	logged (``when`` says where) and gives ``failed``: the exception's name.
-	"""
-	try:
-		answer = await call_app(handler, question)
-		return {"answer": "" if answer is None else str(answer)}  # its str() may raise too
-	except HumanInputUnavailable as exc:
-		return {"parked": str(exc) or question}
-	except Exception as exc:
-		log.exception("the human-input handler failed%s", when)
-		return {"failed": type(exc).__name__}
+	return outcome
 
 
 async def _plan_ruled(

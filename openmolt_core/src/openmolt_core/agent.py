@@ -177,6 +177,10 @@ class Instance(Protocol):
 		"""What keeps the instance's schedules (``agent.schedule``)."""
 		...
 
+	def durable_capabilities(self) -> tuple[Capability, ...]:
+		"""What a run whose port records calls' starts attaches (`capabilities.indoubt`)."""
+		...
+
 	def agent_tool(
 		self,
 		agent: Agent,
@@ -582,7 +586,7 @@ class Agent:
 
 	@property
 	def in_doubt(self) -> dict[str, InDoubt]:
-		"""The in-doubt policy of the tools this agent can see, by handle (`openmolt_core._indoubt`)."""
+		"""The in-doubt policy of the tools this agent can see, by handle (`capabilities.indoubt`)."""
 		return {h: t.in_doubt for h, t in self._tools.items() if t.allowed}
 
 	@property
@@ -1232,10 +1236,12 @@ class Agent:
 		if memory and self._hooks.memory_option:  # as this run uses it (a capability's say)
 			memory = self._hooks.memory_of(state, memory)
 		hooks = self._hooks
-		if link is not None and link.capabilities:  # handed down by the calling run
-			for cap in link.capabilities:
-				if cap.name not in hooks.by_name:
-					hooks = hooks.adding(cap)
+		added = link.capabilities if link is not None else ()  # handed down by the calling run
+		if getattr(port, "call_started", None) is not None:  # a durable run's port
+			added = (*added, *self.om.durable_capabilities())
+		for cap in added:
+			if cap.name not in hooks.by_name:
+				hooks = hooks.adding(cap)
 		return RunContext(
 			agent=self.name,
 			state=state,
@@ -1340,9 +1346,7 @@ class Agent:
 			if link.nesting is not None:  # a durable caller records what its call began
 				asked = self._hooks.nested_in_doubt  # (safety's: whether it may send data out)
 				policy = first_answer(asked, self) if asked else None
-				from openmolt_core._indoubt import nesting_begins
-
-				await nesting_begins(self.name, [*self.in_doubt.values(), policy], link)
+				await link.nesting(self.name, [*self.in_doubt.values(), policy])
 		elif state.caller is not None:
 			from openmolt_core._park import nested_alone
 

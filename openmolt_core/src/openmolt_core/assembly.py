@@ -1561,6 +1561,7 @@ BUILT_IN_CAPABILITIES: frozenset[str] = frozenset(
 		"caller-words",
 		"compaction",
 		"credential-check",
+		"in-doubt-calls",
 		"model-fallback",
 		"nested-spend",
 		"offload",

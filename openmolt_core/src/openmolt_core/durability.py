@@ -311,7 +311,7 @@ class ForwardingPort:
 		return await self.port.step(key, fn, encode=encode, decode=decode)
 
 	async def call_started(self, key: str) -> bool:
-		"""Record a tool call's start on the wrapped port (see `openmolt_core._indoubt`)."""
+		"""Record a tool call's start on the wrapped port (see `openmolt_core.capabilities.indoubt`)."""
 		return await call_started(self.port, key)
 
 	async def call_age(self, key: str) -> float | None:

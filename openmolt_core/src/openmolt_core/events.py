@@ -222,7 +222,7 @@ class ErrorEvent(Event):
 			the step's request as longer than its context window and a capability shrank the
 			history: the step is asked again; not fatal), ``in_doubt`` (a durable run's call
 			found started but not finished after a crash: it may or may not have taken effect;
-			its tool's policy says what follows, see `openmolt_core._indoubt`).
+			its tool's policy says what follows, see `openmolt_core.capabilities.indoubt`).
 		message: What happened, for a person (masked like every event).
 		fatal: The run ends on it.
 		call: The step key of the call it is about (``tool:<step>:<index>:<handle>``, as

@@ -119,7 +119,7 @@ class FunctionTool:
 			its worker thread, where `openmolt_core.tools.cancelled` turns True.
 		in_doubt: What a durable run does with a call of it found started but not finished
 			after a crash: ``retry``, ``ask`` or ``fail`` (default: ``ask`` for ``outbound``
-			tools, else ``retry``; see `openmolt_core._indoubt`).
+			tools, else ``retry``; see `openmolt_core.capabilities.indoubt`).
 	"""
 
 	handle: str
@@ -216,7 +216,7 @@ class FunctionTool:
 				(treated as ``untrusted`` and ``outbound``), ``[]`` declares none.
 			timeout: Seconds one call may take (None: only the run's budget bounds it).
 			in_doubt: ``retry``, ``ask`` or ``fail``: a durable run's way with a call found
-				started but not finished after a crash (`openmolt_core._indoubt`).
+				started but not finished after a crash (`openmolt_core.capabilities.indoubt`).
 
 		Raises:
 			TypeError: The function takes ``*args``/``**kwargs``, or a parameter's type has no

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 	from openmolt_core.credstore import CredentialStore
 	from openmolt_core.filestore import FileStore
 	from openmolt_core.guardrails import Guardrail
-	from openmolt_core.hooks import CapabilityEntry
+	from openmolt_core.hooks import Capability, CapabilityEntry
 	from openmolt_core.integrations._client import PooledTransport
 	from openmolt_core.integrations.model import Integration
 	from openmolt_core.llm import CompactionConfig, LLMProvider, ModelConfig
@@ -679,6 +679,12 @@ class OpenMolt:
 			capabilities=capabilities,
 		)
 		return assembly.build_agent(self, options)
+
+	def durable_capabilities(self) -> tuple[Capability, ...]:
+		"""What a durable run attaches (`openmolt_core.agent.Instance.durable_capabilities`)."""
+		from openmolt_core.capabilities.indoubt import InDoubtCalls
+
+		return (InDoubtCalls(),)
 
 	def agent_tool(
 		self,

@@ -94,7 +94,7 @@ class SubAgent(Protocol):
 
 	@property
 	def in_doubt(self) -> dict[str, InDoubt]:
-		"""The in-doubt policy of its visible tools, by handle (`openmolt_core._indoubt`)."""
+		"""The in-doubt policy of its visible tools, by handle (`openmolt_core.capabilities.indoubt`)."""
 		...
 
 	@property

@@ -75,8 +75,13 @@ class CallingRun:
 			(`openmolt_core.hooks.Capability.hand_down`).
 		spending: Awaited by a nested run after each model call with its usage so far (and per
 			model), so a durable calling run keeps it (None: nobody keeps it).
-		nesting: Awaited by a nested run as it starts, with its strictest in-doubt policy; a
-			durable calling run answers the one an earlier, crashed execution began with.
+		nesting: Awaited by a nested run as it starts, with its agent's name and the in-doubt
+			policies of its tools and capabilities; a durable calling run raises
+			``NestedRunInDoubt`` when an earlier, crashed execution of the call began it
+			(`openmolt_core.capabilities.indoubt`).
+		passes: Whether an exception a tool raised is the calling run's own (what ``nesting``
+			raised): it passes through the call's work to the capabilities around it instead of
+			failing the call.
 		runs: How many runs were nested in this call so far (they number their ids by it).
 		untrusted: Whether a run nested in this call read untrusted content its caller had not
 			handed down (the call's result then counts as untrusted).
@@ -103,7 +108,10 @@ class CallingRun:
 	spending: Callable[[Usage, Mapping[str, Usage]], Awaitable[None]] | None = field(
 		default=None, repr=False
 	)
-	nesting: Callable[[InDoubt], Awaitable[InDoubt | None]] | None = field(default=None, repr=False)
+	nesting: Callable[[str, Sequence[InDoubt | None]], Awaitable[None]] | None = field(
+		default=None, repr=False
+	)
+	passes: Callable[[Exception], bool] | None = field(default=None, repr=False)
 	runs: int = 0
 	untrusted: bool = False
 	ended: tuple[RunState, ...] = ()
@@ -111,7 +119,7 @@ class CallingRun:
 
 LOOP_FIELDS = frozenset(
 	"run_id call step index usage usage_by_model wants emit user caller depth spending "
-	"nesting runs untrusted ended".split()
+	"nesting passes runs untrusted ended".split()
 )
 """The fields of `CallingRun` the loop sets for each call; a capability hands down the others."""
 

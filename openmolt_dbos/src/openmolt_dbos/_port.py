@@ -256,7 +256,7 @@ class DBOSPort:
 		"""Record the start of the tool call ``key`` before it runs; True if it started before.
 
 		A call started by an execution that died before journaling its result is in doubt
-		(`openmolt_core._indoubt`): its tool's policy decides what happens, not a blind re-run.
+		(`openmolt_core.capabilities.indoubt`): its tool's policy decides what happens, not a blind re-run.
 		The start is the run's, not the workflow's: a later segment of the run, or the retry of
 		a segment that failed with the call under way, finds it too.
 		"""

@@ -257,7 +257,7 @@ CALLS = sa.Table(
 	sa.Column("executor_id", sa.String(200)),
 	sa.Column("started_at", sa.Float, nullable=False),
 )
-"""The start of each tool call that must not silently run twice (`openmolt_core._indoubt`).
+"""The start of each tool call that must not silently run twice (`openmolt_core.capabilities.indoubt`).
 
 Keyed by the run and the call's step key (step, index, tool), not by the workflow: a run goes on
 in workflows of its own (``<run>+<steps>`` after a park, ``~<n>`` for the retry of a failed
@@ -298,7 +298,7 @@ def call_age(engine: sa.Engine, run_id: str, step: str) -> float | None:
 	"""Seconds since a tool call's start was first recorded (`record_start`), on the store's clock.
 
 	Read by a call found in doubt whose idempotency key the service keeps for a while only
-	(`openmolt_core._indoubt.key_outlived`). None when no start is recorded for it.
+	(`openmolt_core.capabilities.indoubt.key_outlived`). None when no start is recorded for it.
 
 	A call an older version started (`_LEGACY_CALLS`, found in doubt by `record_start` after
 	the upgrade) is as old as that start, not as the row the upgraded worker wrote then: taken

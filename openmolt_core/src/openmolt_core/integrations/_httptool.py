@@ -71,7 +71,7 @@ class ApiSetup(_Spec):
 			from a tool template instead: `IDEMPOTENCY_KEY` (``{{ call.idempotency_key }}``).
 		idempotency_key_lifetime: Seconds the service keeps an idempotency key (Stripe prunes
 			keys once they are 24 h old, and makes a request whose key it forgot again). A
-			keyed call a durable run finds in doubt after a crash (`openmolt_core._indoubt`)
+			keyed call a durable run finds in doubt after a crash (`openmolt_core.capabilities.indoubt`)
 			is repeated with its key only while the key is younger than this; an older one
 			could take effect twice, so a person is asked whether it did (``ask``). None: the
 			service keeps its keys for good, or says nothing of how long.
@@ -199,7 +199,7 @@ class HttpTool(_Spec):
 			when the response format is ``binary``); reading stops at the cap.
 		in_doubt: What a durable run does with a call found started but not finished after a
 			crash: ``retry``, ``ask`` or ``fail`` (default: ``retry`` for reads and keyed
-			POSTs, ``ask`` for other writes; see `openmolt_core._indoubt`).
+			POSTs, ``ask`` for other writes; see `openmolt_core.capabilities.indoubt`).
 	"""
 
 	needs_integration: ClassVar[bool] = True
@@ -291,7 +291,7 @@ class HttpTool(_Spec):
 		doubt only because it carries a key (a POST with the integration's idempotency header,
 		or a template that sends the call's key); None for an idempotent method, an unkeyed
 		call or a service that keeps keys for good. A call found in doubt longer ago than this
-		is not repeated with its key (`openmolt_core._indoubt`).
+		is not repeated with its key (`openmolt_core.capabilities.indoubt`).
 
 		Args:
 			integration: The integration the tool is bound with (its ``api_setup``), or None.
