@@ -117,3 +117,22 @@ async def test_a_session_an_older_version_kept_under_such_an_id_still_opens(
 	assert [i["content"] for i in await again.get_items()] == ["kept"]
 	await again.clear()
 	assert await SQLiteSession(given, path).get_items() == []
+
+
+async def test_a_run_parked_in_such_a_session_before_the_rule_resumes(
+	monkeypatch: pytest.MonkeyPatch,
+) -> None:
+	"""Its state names the session: it was let in, and goes on; a new run there is refused."""
+	model = ScriptedModel([[ask_human("which?")], finish("ok"), finish("never")])
+	agent = _agent(model)
+	agent.on_human_input_request = _later
+	session = _session(SESSION_REFUSED["zero-width space"])
+	with monkeypatch.context() as before:  # as a version without the rule ran it
+		before.setattr(userids, "key_problem", lambda key: None)
+		parked = await agent.run("hi", session=session)
+	assert parked.status == "human_input_required"
+	done = await agent.resume(parked.state, answer="that", session=session)
+	assert done.status == "success"
+	with pytest.raises(ConfigurationError, match="session id"):
+		await agent.run("again", session=session)
+	assert len(model.requests) == 2
