@@ -8,8 +8,8 @@ would share what one of them owns, or pass for the other to a person: a NUL (a C
 file name stops there), another control character or a line break (a log line forged), a
 character no one sees (a zero-width space, a bidirectional override, a soft hyphen), spaces at
 an end (a form or a store trims them), a form NFKC folds (full-width letters, a ligature) or
-NFC composes (``e`` and a combining accent), and Latin letters mixed with Cyrillic or Greek ones
-in a word (``а`` for ``a``). `key_problem` says which, for the caller's error; ids real sign-ins
+NFC composes (``e`` and a combining accent), and letters of two scripts in a word (a Cyrillic
+``а`` for ``a``; only Latin with Chinese, Japanese or Korean, or those together, may mix). `key_problem` says which, for the caller's error; ids real sign-ins
 and surfaces give (an e-mail address, ``slack:T1:alice``, ``agui:Helper:t-1``, a name in one
 script, Japanese kanji with kana) pass. `refused_user_id` and `refused_session_id` say it with the
 keyword and the fix.
@@ -36,9 +36,14 @@ _INVISIBLE = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 """Unicode categories no id holds: controls, format characters (zero-width, bidirectional
 marks, the soft hyphen), surrogates, private use, unassigned, line and paragraph separators."""
 
-_CONFUSABLE = ("LATIN", "CYRILLIC", "GREEK")
-"""Scripts whose letters pass for one another's: a word of an id mixing two of them is refused
-(``аlice`` with a Cyrillic ``а``); words apart may differ (``slack:T1:иван``, ``иван@mail.ru``)."""
+_APART = frozenset(
+	{"LATIN", "CJK", "HIRAGANA", "KATAKANA", "KATAKANA-HIRAGANA", "HANGUL", "IDEOGRAPHIC"}
+)
+"""The scripts a word of an id may mix: Latin with the Chinese, Japanese and Korean ones (which
+pass for no Latin letter: ``Tokyo東京``), and those among themselves (kanji with kana, ``佐々木``).
+Any other mix is refused, known look-alikes (``аlice`` with a Cyrillic ``а``, ``bօb`` with an
+Armenian ``օ``, ``Ꭺlice`` with a Cherokee ``Ꭺ``) and the mixes no one listed alike; words apart
+may differ (``slack:T1:иван``, ``иван@mail.ru``)."""
 
 _WORDS = LazyPattern(r"[^\W_]+")
 """A word of an id: letters and digits, between its separators (``:``, ``@``, ``.``, a space)."""
@@ -62,10 +67,10 @@ def key_problem(key: str) -> str | None:
 		folded = unicodedata.normalize("NFKC", key)
 		return f"its normal form (NFKC) is {folded!a}, which is another id"
 	for word in _WORDS().findall(key):  # a word each: ``slack:T1:иван`` mixes nothing
-		scripts = {_script(char) for char in word if char.isalpha()} & set(_CONFUSABLE)
-		if len(scripts) > 1:
+		scripts = {_script(char) for char in word if char.isalpha()}
+		if len(scripts) > 1 and not scripts <= _APART:
 			mixed = " and ".join(sorted(s.title() for s in scripts))
-			return f"its word {word!a} mixes {mixed} letters, which look alike"
+			return f"its word {word!a} mixes {mixed} letters, which may pass for one another"
 	return None
 
 
