@@ -4,7 +4,9 @@ The rule (`openmolt_core._support.userids.key_problem`) judged Latin mixed with 
 Greek only: ``bօb`` (an Armenian ``օ``), ``Ꭺlice`` (a Cherokee ``Ꭺ``), ``paypaӏ`` (a Cyrillic
 palochka), ``ꓮlice`` (a Lisu ``ꓮ``) passed, as user and session ids both. What a word mixes is
 now refused unless it is Latin with the Chinese, Japanese and Korean scripts (which pass for no
-Latin letter) or those among themselves (kanji with kana): an unknown mix is taken as unsafe.
+Latin letter) or those among themselves (kanji with kana): an unknown mix is taken as unsafe. A
+word in one script whose every letter passes for a Latin one (``аӏісе``, all Cyrillic) is
+refused too: it mixes nothing, and reads as ``alice``.
 """
 
 from __future__ import annotations
@@ -22,6 +24,12 @@ MIXED = {
 	"Cyrillic with Greek": "\u0438\u0432\u03b1\u043d",
 	"Cyrillic palochka": "paypa\u04cf",
 	"Latin with Arabic": "ali\u0628ce",
+	# A whole word of letters that each pass for a Latin one: no script is mixed, yet it reads
+	# as another id (UTS #39's whole-script confusables).
+	"all-Cyrillic alice": "\u0430\u04cf\u0456\u0441\u0435",
+	"all-Cyrillic copy": "\u0441\u043e\u0440\u0443",
+	"all-Greek ok in a prefixed id": "slack:T1:\u03bf\u03ba",
+	"all-Cherokee SHE": "\u13da\u13bb\u13ac",
 }
 
 KEPT = [
@@ -34,6 +42,9 @@ KEPT = [
 	"\u03bd\u03af\u03ba\u03bf\u03c2 papadopoulos",
 	"\u0645\u062d\u0645\u062f@example.com",  # Arabic alone
 	"Ren\u00e9e O'Brien",
+	"\u0438\u0432\u0430\u043d",  # иван: letters with no Latin twin among them
+	"\u0441\u0430\u0448\u0430",  # саша
+	"\u03bd\u03af\u03ba\u03bf\u03c2",  # νίκος
 ]
 
 

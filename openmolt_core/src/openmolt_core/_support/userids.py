@@ -45,6 +45,11 @@ Any other mix is refused, known look-alikes (``аlice`` with a Cyrillic ``а``, 
 Armenian ``օ``, ``Ꭺlice`` with a Cherokee ``Ꭺ``) and the mixes no one listed alike; words apart
 may differ (``slack:T1:иван``, ``иван@mail.ru``)."""
 
+_LATIN_TWINS = frozenset("аАВсСеЕһНіІјЈКӏМоОрРԛѕЅТԝхХуҮԁαΑΒΕΖΗιΙκΚΜνΝοΟρΡΤυΥχΧօսհոզᎪᏴᏟᎬᎻᎫᏦᎷᏢᏚᏙᏔᏃᎢ")
+"""Letters of other scripts that each pass for a Latin one (Cyrillic ``а`` ``с`` ``е`` ``о`` ``р``
+``х`` ``у`` ``ӏ``..., Greek ``ο`` ``κ`` ``ν``..., Armenian ``օ`` ``ս``, Cherokee ``Ꭺ`` ``Ꮪ``...): a
+word made of them alone reads as a Latin one (``аӏісе``, all Cyrillic, is ``alice``)."""
+
 _WORDS = LazyPattern(r"[^\W_]+")
 """A word of an id: letters and digits, between its separators (``:``, ``@``, ``.``, a space)."""
 
@@ -71,6 +76,12 @@ def key_problem(key: str) -> str | None:
 		if len(scripts) > 1 and not scripts <= _APART:
 			mixed = " and ".join(sorted(s.title() for s in scripts))
 			return f"its word {word!a} mixes {mixed} letters, which may pass for one another"
+		if (
+			scripts
+			and "LATIN" not in scripts
+			and all(c in _LATIN_TWINS for c in word if c.isalpha())
+		):
+			return f"its word {word!a} is written in letters that each pass for a Latin one"
 	return None
 
 
