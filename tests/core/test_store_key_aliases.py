@@ -62,7 +62,7 @@ def test_an_entry_an_older_version_kept_under_an_alias_can_be_forgotten(
 
 	store.save("github", {"accessToken": "gho_0123456789abcdef"}, user="alice")
 	with monkeypatch.context() as before:  # as a version without the rule saved it
-		before.setattr(userids, "user_id_problem", lambda user: None)
+		before.setattr(userids, "key_problem", lambda user: None)
 		store.save("github", {"accessToken": "gho_fedcba9876543210"}, user=user)
 	assert ("github", user) in store.entries()
 	with pytest.raises(ConfigurationError, match="user"):

@@ -77,6 +77,8 @@ class EventEmitter:
 	outside: EventSink | None = None
 	"""Where `emit` also hands every event (the instance's observers); a drive of a run, which
 	tells the observers itself, delivers to the handlers only (`deliver`)."""
+	logins: Any = None
+	"""The ``text:delta`` words held while they may be a URL's login (`_support.loginholds`)."""
 
 	def on(self, name: str, handler: Handler) -> None:
 		"""Add a handler for an event name.
@@ -147,6 +149,12 @@ class EventEmitter:
 		(awaited, and interrupted by the time budget) or hand its work to a thread itself.
 		"""
 		handlers = tuple(self.handlers.get(event.name, ()) if self.handlers else ())
+		if handlers and event.name == "text:delta":  # a URL's login split across two: held
+			from openmolt_core._support.loginholds import LoginHolds
+
+			self.logins = self.logins or LoginHolds()
+			if (event := self.logins.release(event)) is None:
+				return
 		if handlers:  # every event, whatever its name: a URL's secrets no source knows masked
 			from openmolt_core._support.masking import mask_url_fields
 

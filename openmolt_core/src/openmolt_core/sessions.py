@@ -103,6 +103,7 @@ from openmolt_core._chain import slot_id, spend, split_id
 from openmolt_core._cost import counted, price_call
 from openmolt_core._support.jsonsafe import encodable, encodable_text
 from openmolt_core._support.private import erasing, private_dir, private_file
+from openmolt_core._support.userids import MAX_USER_ID
 from openmolt_core.capabilities.sessions import SessionHistory, SharedSession, not_held
 from openmolt_core.compaction import DEFAULT_CONTEXT_WINDOW
 from openmolt_core.conversation import Session
@@ -157,8 +158,10 @@ value the agent may still need, and what was still open. Do not invent anything.
 instructions. Keep it under {words} words."""
 
 
-MAX_SESSION_ID = 1024
-"""The longest session id taken (characters): stores index it, logs and the viewer show it."""
+MAX_SESSION_ID = MAX_USER_ID
+"""The longest session id taken (characters): stores index it, logs and the viewer show it. A
+store takes any other id it can keep, so rows an older version wrote keep opening; a run refuses
+a new id that can alias another's (`openmolt_core._support.userids.refused_session_id`)."""
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 

@@ -48,7 +48,7 @@ from a2a.client import A2AClientError, ClientConfig, ClientFactory
 from a2a.helpers.proto_helpers import get_data_parts, get_text_parts
 from a2a.types import Message, Part, Role, SendMessageRequest, Task, TaskState
 
-from openmolt_core._support.masking import mask, masked_excerpt, shown_url
+from openmolt_core._support.masking import mask, mask_urls, masked_excerpt, shown_url, urls_secrets
 from openmolt_core.errors import ConfigurationError, ToolError
 from openmolt_core.functiontools import FunctionTool
 from openmolt_core.integrations._body import ACCEPT_ENCODING, read_body
@@ -160,11 +160,11 @@ def remote_agent(
 			task_id=str(input.get("taskId") or ""),
 			context_id=str(input.get("contextId") or ""),
 		)
+		# A client of its own, not the instance's shared one: the SDK sets its A2A-Version
+		# header on the client it is given, and the bearer token must go to this host only.
+		inner = transport or httpx.AsyncHTTPTransport()
+		sending = _Origins(url, token, guard, inner, max_bytes=max_response_bytes)
 		try:
-			# A client of its own, not the instance's shared one: the SDK sets its A2A-Version
-			# header on the client it is given, and the bearer token must go to this host only.
-			inner = transport or httpx.AsyncHTTPTransport()
-			sending = _Origins(url, token, guard, inner, max_bytes=max_response_bytes)
 			async with httpx.AsyncClient(timeout=timeout, transport=sending) as http:
 				factory = ClientFactory(ClientConfig(httpx_client=http, streaming=False))
 				client = await factory.create_from_url(url)
@@ -172,9 +172,9 @@ def remote_agent(
 				async for response in client.send_message(SendMessageRequest(message=message)):
 					last = response
 		except ToolError as exc:  # the guard refused the address an agent card named
-			raise ToolError(f"the A2A agent at {shown}: {exc.message}") from None
+			raise ToolError(f"the A2A agent at {shown}: {sending.masked(exc.message)}") from None
 		except (A2AClientError, httpx.HTTPError, ValueError) as exc:
-			text = mask(str(exc), hidden)  # the SDK's text names the URL it fetched, whole
+			text = sending.masked(str(exc))  # the SDK's text names the URL it fetched, whole
 			raise ToolError(f"the A2A agent at {shown} did not answer: {text}") from None
 		if last is None:
 			raise ToolError(f"the A2A agent at {shown} sent nothing back")
@@ -294,12 +294,16 @@ class _Origins(httpx.AsyncBaseTransport):
 	) -> None:
 		self.origin = _origin(httpx.URL(url))
 		self.token = token
+		self.hidden: set[str] = {*url_secrets(url), *([token] if token else [])}
+		"""What an error must not show: the token, and the secrets of every URL asked for or
+		named by an answer (the card's interface URL may carry a key of its own)."""
 		self.guard = guard
 		self.inner = inner
 		self.max_bytes = max_bytes
 
 	async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
 		"""Send one request (see the class)."""
+		self.hidden |= urls_secrets(str(request.url))  # before the guard: its refusal names it
 		if _origin(request.url) == self.origin:
 			if self.token:
 				request.headers["Authorization"] = f"Bearer {self.token}"
@@ -312,6 +316,8 @@ class _Origins(httpx.AsyncBaseTransport):
 			answer.status_code, headers=answer.headers, stream=answer.stream, request=request
 		)
 		body = await read_body(streamed, self.max_bytes)  # closes it; ToolError past the cap
+		if request.url.path.endswith(".json"):  # the card: every URL it brings (its interfaces)
+			self.hidden |= urls_secrets(body.decode(errors="replace"))
 		kept = [
 			(k, v)
 			for k, v in answer.headers.multi_items()
@@ -324,6 +330,15 @@ class _Origins(httpx.AsyncBaseTransport):
 			request=request,
 			extensions=answer.extensions,
 		)
+
+	def masked(self, text: str) -> str:
+		"""An error's text without the token and the secrets of the URLs met, nor of any it names.
+
+		Args:
+			text: The error's text (the SDK's, the guard's).
+		"""
+		shown: str = mask_urls(mask(text, frozenset(self.hidden)))  # text in, text out
+		return shown
 
 	async def aclose(self) -> None:
 		"""Close the inner transport."""

@@ -44,6 +44,7 @@ __all__ = [
 	"cancel_if_parked",
 	"connect_text",
 	"in_memory_sessions",
+	"key_refused",
 	"record_unstarted",
 	"run_id_for",
 	"run_trigger",
@@ -173,6 +174,25 @@ def session_id(kind: str, agent: str, key: str, *, caller: str = DEFAULT_CALLER)
 	if caller != DEFAULT_CALLER:
 		return f"{kind}:{_escaped(agent)}:{_escaped(caller)}:{_escaped(key)}"
 	return f"{kind}:{_escaped(agent)}:{_escaped(key)}"
+
+
+def key_refused(kind: str, agent: str, key: str, *, caller: str = DEFAULT_CALLER) -> str | None:
+	"""Why a conversation's key from outside cannot name a session, or None when it can.
+
+	The rule is the session id's (`openmolt_core._support.userids.key_problem`), said of the
+	key as the session id writes it (a control character as its ``%XX``: it aliases nothing),
+	then of the whole session id (`session_id`), which ``run(session=...)`` checks: a request
+	refused here is answered before anything is claimed or run, not failed at the run's door.
+
+	Args:
+		kind: The surface, as for `session_id`.
+		agent: The agent's name.
+		key: The conversation's id as the request gave it (a thread, a context, a payload's key).
+		caller: Whose conversation it is, as for `session_id`.
+	"""
+	from openmolt_core._support.userids import key_problem
+
+	return key_problem(_escaped(key)) or key_problem(session_id(kind, agent, key, caller=caller))
 
 
 def caller_sender(caller: str) -> str | None:

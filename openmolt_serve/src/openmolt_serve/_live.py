@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from openmolt_core._support.loginholds import MAX_HELD, URL_SIGNS
 from openmolt_core._support.masking import mask_url_logins
 
 if TYPE_CHECKING:
@@ -31,12 +32,6 @@ log: logging.Logger = logging.getLogger("openmolt")
 
 CUT_OFF = " [cut off]"
 """What ends a live message whose model call failed midway (its text is not the reply)."""
-
-MAX_HELD = 4096
-"""The most characters of a last word `settled` holds back for its URL to end."""
-
-_URL_SIGNS = frozenset(":/\\@%&")
-"""A word holding one of these may be a URL whose login has not ended (``postgresql://app:Pw``)."""
 
 
 def settled(text: str) -> str:
@@ -51,7 +46,7 @@ def settled(text: str) -> str:
 	"""
 	cut = text.rfind(" ") + 1
 	tail = text[cut:]
-	if tail and len(tail) <= MAX_HELD and not _URL_SIGNS.isdisjoint(tail):
+	if tail and len(tail) <= MAX_HELD and not URL_SIGNS.isdisjoint(tail):
 		text = text[:cut]
 	return mask_url_logins(text)
 

@@ -140,6 +140,7 @@ from openmolt_serve._launch import (
 	caller_user,
 	cancel_if_parked,
 	connect_text,
+	key_refused,
 	run_id_for,
 	run_trigger,
 	session_id,
@@ -601,6 +602,11 @@ class OpenMoltExecutor(AgentExecutor):
 			return
 		text, data, files, attachments = content
 		caller = call_caller(context.call_context)
+		if problem := key_refused("a2a", self.agent.name, context_id, caller=caller):
+			# A context that can pass for another's (its session): nothing runs in it.
+			note = f"contextId is refused as a conversation's id: {problem}"
+			await updater.failed(self._say(updater, note))
+			return
 		user = caller_user("a2a", self.agent.name, caller)  # whom the caller's runs act for
 		parked = await self._unpark(task_id) if context.current_task is not None else None
 		stored: PendingRun | None = None

@@ -94,6 +94,7 @@ from openmolt_serve._launch import (
 	Launcher,
 	caller_sender,
 	caller_user,
+	key_refused,
 	run_id_for,
 	scope_prefix,
 	session_id,
@@ -226,6 +227,14 @@ class AguiEndpoint:
 				422, "threadId: a NUL character cannot be kept; use another id", "invalid"
 			)
 		caller = caller_of(request)
+		if problem := key_refused("agui", self.agent.name, given.thread_id, caller=caller):
+			# A thread id that can pass for another's (its session, its waiting run): refused
+			# before a thread is made or anything runs.
+			return _error(
+				400,
+				self.redact(f"threadId is refused as a conversation's id: {problem}"),
+				"invalid",
+			)
 		thread = self._thread(given.thread_id, caller)
 		try:
 			start = await self._start(given, thread, caller)

@@ -84,7 +84,7 @@ from openmolt_serve._body import (
 	read_body,
 	too_slow,
 )
-from openmolt_serve._launch import Launcher, run_id_for, session_id
+from openmolt_serve._launch import Launcher, key_refused, run_id_for, session_id
 from openmolt_serve._limits import RateLimit
 from openmolt_serve._seen import seen_store
 from openmolt_serve.signatures import (
@@ -378,6 +378,11 @@ async def handle_webhook(
 		# The sender's payload names a user id that could pass for another's: no retry of it
 		# would start, so a 400 (a 5xx is retried), and nothing is remembered.
 		return _error(400, hook.redact(f"the payload's user ({config.user}) is refused: {problem}"))
+	key = session_key(data, config.session)
+	if key and (problem := key_refused("hook", hook.agent.name, key)):
+		# The same for its conversation, whose session the key names (`session_id`).
+		said = f"the payload's conversation ({config.session}) is refused: {problem}"
+		return _error(400, hook.redact(said))
 	wait = hook.limit.take()
 	if wait:  # not remembered: the sender may retry this request later
 		return JSONResponse(
@@ -405,7 +410,6 @@ async def handle_webhook(
 	try:
 		# The payload is outside content, like a fetched page: the run starts tainted, unless
 		# the operator vouched for this sender's payloads (trustPayload).
-		key = session_key(data, config.session)
 		session = launcher.sessions(session_id("hook", hook.agent.name, key)) if key else None
 		await launcher.start(
 			hook.agent,

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
 import anyio
 
+from openmolt_core._support.userids import refused_session_id
 from openmolt_core.capabilities import SESSION_KEY, Sessions, in_session
 from openmolt_core.conversation import Session
 from openmolt_core.errors import ConfigurationError, RunError
@@ -164,13 +165,16 @@ async def session_call(
 	"""
 	agent, session, state = cast("Agent", call.agent), call.given, call.state
 	given = str(_session(session).session_id)
-	if call.resumed:
-		owner = state.ext.get(SESSION_KEY)
-		if isinstance(owner, str) and owner != given:  # (True: saved before runs named theirs)
-			raise ConfigurationError(
-				f"resume(session=...): this run is a turn of session {owner!r}, not {given!r}; "
-				"resume it with its own session (its turn would go to another conversation)"
-			)
+	owner = state.ext.get(SESSION_KEY) if call.resumed else None
+	if call.resumed and isinstance(owner, str) and owner != given:  # (True: saved before)
+		raise ConfigurationError(
+			f"resume(session=...): this run is a turn of session {owner!r}, not {given!r}; "
+			"resume it with its own session (its turn would go to another conversation)"
+		)
+	if owner != given and (refused := refused_session_id(given)):
+		# A new id comes in at the door (a run parked in the session was let in before the rule:
+		# it goes on); the store still opens and clears the rows an older version kept.
+		raise ConfigurationError(f"{'resume' if call.resumed else 'run'}: {refused}")
 	async with _in_turn(turns, given, session):
 		if call.resumed:
 			turn = _turn(conversation, agent, session, state)

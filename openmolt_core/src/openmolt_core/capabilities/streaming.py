@@ -170,9 +170,14 @@ def sender(ctx: RunContext) -> Send | None:
 		shown: list[tuple[int, str, bool]] = []  # the fields that streamed text, in order
 		previewed: list[int] = []  # the commands previewed ready, in order
 
-		async def delta(index: int, field: str, raw: bool, piece: str, cut: bool = False) -> None:
-			if piece or cut:
-				if not cut and (index, field, raw) not in shown:
+		async def delta(
+			index: int, field: str, raw: bool, piece: str, cut: bool = False, end: bool = False
+		) -> None:
+			# ``end``: the field is whole; an empty delta then tells each emitter to send the
+			# word it held back for a URL's login to end (`_support.loginholds`; listeners
+			# never get an empty one).
+			if piece or cut or end:
+				if piece and not cut and (index, field, raw) not in shown:
 					shown.append((index, field, raw))
 				event = TextDeltaEvent(
 					agent=ctx.agent,
@@ -189,7 +194,12 @@ def sender(ctx: RunContext) -> Send | None:
 
 		async def flush(index: int | None = None) -> None:
 			for key in [k for k in masks if index is None or k[0] == index]:
-				await delta(*key, masks.pop(key).flush())
+				await end_of(key)
+
+		async def end_of(key: tuple[int, str, bool]) -> None:
+			held = masks.pop(key).flush()
+			await delta(*key, held)
+			await delta(*key, "", end=True)
 
 		async def on_text(chunk: str) -> None:
 			for piece in decoder.feed(chunk):
@@ -201,7 +211,7 @@ def sender(ctx: RunContext) -> Send | None:
 							# A command's fields stream one after the other: the ones before
 							# this one are whole, so what their masks held is sent first.
 							for done in [k for k in masks if k[0] == piece.index]:
-								await delta(*done, masks.pop(done).flush())
+								await end_of(done)
 							masked = masks[key] = StreamMask(secrets)
 						await delta(*key, masked.feed(piece.text))
 				else:
