@@ -56,7 +56,11 @@ class TextDeltaEvent(Event):
 		field: ``humanMessage`` or ``output`` of ``finish``, or ``message`` of
 			``requestHumanInput``.
 		text: The new text. The deltas of one field concatenate to its final value; an
-			``output`` that is not a string comes as its JSON source text (``raw``).
+			``output`` that is not a string comes as its JSON source text (``raw``). A field
+			ends with an empty delta, which a listener never receives: its emitter then sends
+			the last word it held while it could still be a URL's login
+			(`openmolt_core._support.loginholds`). A capability that emits its own deltas
+			ends each field so, or its last word reaches no listener.
 		raw: Whether ``text`` is JSON source rather than a string's content.
 		model: The model writing the reply (``provider:model``).
 		attempt: Which model call of the step writes it (1 for the first). A call that failed
