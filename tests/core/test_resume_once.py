@@ -10,7 +10,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from openmolt import ConfigurationError, HumanInputUnavailable, OpenMolt
+from openmolt import ConfigurationError, HumanInputUnavailable, OpenMolt, RunResult
 from openmolt_core.testing import ScriptedModel, ask_human, call_tool, finish
 from openmolt_core.tools import tool
 
@@ -22,8 +22,15 @@ def later(question: str) -> str:
 	raise HumanInputUnavailable(question)
 
 
-async def test_two_resumes_of_one_parked_question_run_its_calls_once() -> None:
-	"""The second resume, while the first runs, is refused naming the run; the tool ran once."""
+@pytest.mark.parametrize(
+	("first_by", "second_by"), [("resume", "resume"), ("run", "run"), ("run", "resume")]
+)
+async def test_two_resumes_of_one_parked_question_run_its_calls_once(
+	first_by: str, second_by: str
+) -> None:
+	"""The second go-on from the parked step, while the first runs, is refused naming the run;
+	the tool ran once. ``run(answer, history=parked)`` goes on as ``resume`` does and is held
+	the same way (no run store or durable backend here: the process holds the step)."""
 	ran: list[str] = []
 	going = anyio.Event()
 	release = anyio.Event()
@@ -51,60 +58,19 @@ async def test_two_resumes_of_one_parked_question_run_its_calls_once() -> None:
 	saved = parked.state.to_dict()  # two places hold a copy each (a store, a surface's memory)
 	results = []
 
+	async def go_on(by: str) -> RunResult:
+		if by == "run":
+			return await agent.run("A1", history=dict(saved))
+		return await agent.resume(dict(saved), answer="A1")
+
 	async def first() -> None:
-		results.append(await agent.resume(dict(saved), answer="A1"))
+		results.append(await go_on(first_by))
 
 	async with anyio.create_task_group() as tg:
 		tg.start_soon(first)
 		await going.wait()
 		with pytest.raises(ConfigurationError, match=f"{parked.state.run_id} is being resumed"):
-			await agent.resume(dict(saved), answer="A1")
-		release.set()
-	assert ran == ["A1"] and results[0].status == "success"
-
-
-@pytest.mark.parametrize("second", ["run", "resume"])
-async def test_run_with_a_parked_history_is_held_as_a_resume_is(second: str) -> None:
-	"""run(answer, history=parked) goes on from a parked step as resume does: a second go-on
-	from a copy of that step while it runs (by run or by resume) is refused; the tool ran once.
-	No run store or durable backend here: the process itself holds the step."""
-	ran: list[str] = []
-	going = anyio.Event()
-	release = anyio.Event()
-
-	@tool(labels=[])
-	async def refund(order: str) -> str:
-		"""Refund an order.
-
-		Args:
-			order: The order.
-		"""
-		ran.append(order)
-		going.set()
-		await release.wait()
-		return "refunded"
-
-	model = ScriptedModel(
-		[ask_human("Which order?"), call_tool("local.refund", order="A1"), finish("done")]
-	)
-	agent = OpenMolt(entry_points=False).create_agent(
-		name="Clerk", model=model, tools=[refund], on_human_input_request=later
-	)
-	parked = await agent.run("refund my order")
-	saved = parked.state.to_dict()
-	results = []
-
-	async def first() -> None:
-		results.append(await agent.run("A1", history=dict(saved)))
-
-	async with anyio.create_task_group() as tg:
-		tg.start_soon(first)
-		await going.wait()
-		with pytest.raises(ConfigurationError, match=f"{parked.state.run_id} is being resumed"):
-			if second == "run":
-				await agent.run("A1", history=dict(saved))
-			else:
-				await agent.resume(dict(saved), answer="A1")
+			await go_on(second_by)
 		release.set()
 	assert ran == ["A1"] and results[0].status == "success"
 
