@@ -498,6 +498,10 @@ class ToolSpec(Protocol):
 	def in_doubt(self) -> Literal["retry", "ask", "fail"]:
 		"""What a call found started but unfinished after a crash does: ``retry``, ``ask``, ``fail``."""
 
+	@property
+	def key_lifetime(self) -> float | None:
+		"""Seconds the service keeps the idempotency key its ``retry`` calls carry (None: no key)."""
+
 
 class ToolRecord(ToolSpec, Protocol):
 	"""A tool's record while the agent is built: what `Capability.describe_tools` may set."""

@@ -33,7 +33,6 @@ from openmolt_core.hooks import Capability
 from openmolt_core.tools import CallingRun, InDoubt, strictest
 
 if TYPE_CHECKING:
-	from openmolt_core._binding import BoundTool
 	from openmolt_core._execute import RunContext
 	from openmolt_core.commands import CallTool
 	from openmolt_core.durability import RunPort
@@ -246,11 +245,10 @@ class InDoubtCalls(Capability):
 		self, run: Run, call: CallTool, tool: ToolSpec, calling: CallingRun, work: ToolWork
 	) -> dict[str, Any]:
 		records = _records(run.port)
-		bound: BoundTool = tool  # type: ignore[assignment]  # the loop's bound tool
-		policy: InDoubt = bound.in_doubt if records else "retry"
+		policy: InDoubt = tool.in_doubt if records else "retry"
 		# A call retried in doubt for its idempotency key is retried only while the service keeps
 		# the key: its start is recorded too, and one begun longer ago asks a person.
-		lifetime = bound.key_lifetime if records and policy == "retry" else None
+		lifetime = tool.key_lifetime if records and policy == "retry" else None
 		key = calling.call
 		if policy != "retry" or lifetime is not None:
 			if await call_started(run.port, key):  # started before a crash: in doubt
