@@ -9,10 +9,10 @@ file name stops there), another control character or a line break (a log line fo
 character no one sees (a zero-width space, a bidirectional override, a soft hyphen), spaces at
 an end (a form or a store trims them), a form NFKC folds (full-width letters, a ligature) or
 NFC composes (``e`` and a combining accent), and letters of two scripts in a word (a Cyrillic
-``а`` for ``a``; only Latin with Chinese, Japanese or Korean, or those together, may mix). `key_problem` says which, for the caller's error; ids real sign-ins
-and surfaces give (an e-mail address, ``slack:T1:alice``, ``agui:Helper:t-1``, a name in one
-script, Japanese kanji with kana) pass. `refused_user_id` and `refused_session_id` say it with the
-keyword and the fix.
+``а`` for ``a``; only Latin with Chinese, Japanese or Korean, or those together, may mix).
+`key_problem` says which, for the caller's error; ids real sign-ins and surfaces give (an e-mail
+address, ``slack:T1:alice``, ``agui:Helper:t-1``, a name in one script, Japanese kanji with kana)
+pass. `refused_user_id` and `refused_session_id` say it with the keyword and the fix.
 """
 
 from __future__ import annotations
