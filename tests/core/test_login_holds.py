@@ -72,3 +72,21 @@ def test_a_cut_drops_what_was_held_and_another_field_is_apart() -> None:
 	assert cut is not None and cut.cut and cut.text == ""
 	assert holds.release(_delta("")) is None  # nothing held any more: no empty delta
 	assert holds.release(_delta("", field="output")) is None
+
+
+@pytest.mark.anyio
+async def test_a_listener_added_while_a_field_streams_gets_the_login_masked_whole() -> None:
+	"""The emitter holds a field's words before anyone listens: a listener added after the first
+	half of a URL login (``https://app:Pa``) was emitted gets the login whole, masked, never the
+	second half (``ss``) alone."""
+	from openmolt_core._emitter import EventEmitter
+
+	emitter = EventEmitter()
+	got: list[str] = []
+	await emitter.deliver(_delta("see https://app:Pa"))  # nobody listens yet
+	emitter.on("text:delta", lambda event: got.append(event.text))
+	await emitter.deliver(_delta("ss@db.example/x now"))
+	await emitter.deliver(_delta(""))  # the field's end
+	said = "".join(got)
+	assert "Pass" not in said and "ss@db" not in said, said
+	assert "db.example" in said

@@ -149,7 +149,9 @@ class EventEmitter:
 		(awaited, and interrupted by the time budget) or hand its work to a thread itself.
 		"""
 		handlers = tuple(self.handlers.get(event.name, ()) if self.handlers else ())
-		if handlers and event.name == "text:delta":  # a URL's login split across two: held
+		# A URL's login split across two deltas is held, with or without a listener now: one
+		# added while a field streams gets the login whole, never its second half alone.
+		if event.name == "text:delta":
 			from openmolt_core._support.loginholds import LoginHolds
 
 			self.logins = self.logins or LoginHolds()
