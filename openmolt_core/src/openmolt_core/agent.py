@@ -54,7 +54,14 @@ from openmolt_core._support.jsonschema import JsonSchemaValidator
 from openmolt_core._support.secretset import Redactor, redactor_for
 from openmolt_core._support.sync import until
 from openmolt_core._toolset import ToolSet
-from openmolt_core.durability import LOCAL_PORT, RunDriver, RunHandle, RunPort, step_key
+from openmolt_core.durability import (
+	LOCAL_PORT,
+	RunDriver,
+	RunHandle,
+	RunPort,
+	journaled,
+	step_key,
+)
 from openmolt_core.envelope import Envelope, FittedSchema
 from openmolt_core.errors import (
 	ApprovalError,
@@ -1237,7 +1244,7 @@ class Agent:
 			memory = self._hooks.memory_of(state, memory)
 		hooks = self._hooks
 		added = link.capabilities if link is not None else ()  # handed down by the calling run
-		if getattr(port, "call_started", None) is not None:  # a durable run's port
+		if journaled(port):  # a durable run's port (it records the starts of calls)
 			added = (*added, *self.om.durable_capabilities())
 		for cap in added:
 			if cap.name not in hooks.by_name:

@@ -27,7 +27,7 @@ import json
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from openmolt_core.durability import call_age, call_started, step_key
+from openmolt_core.durability import call_age, call_started, journaled, step_key
 from openmolt_core.errors import OpenMoltError
 from openmolt_core.hooks import Capability
 from openmolt_core.tools import CallingRun, InDoubt, strictest
@@ -198,11 +198,6 @@ def _nested_in_doubt(exc: BaseException) -> bool:
 	return nested_doubt(exc) is not None
 
 
-def _records(port: RunPort) -> bool:
-	"""Whether a port records the starts of calls (a durable run's)."""
-	return getattr(port, "call_started", None) is not None
-
-
 class InDoubtCalls(Capability):
 	"""Handles the tool calls a durable run finds in doubt after a crash (see the module).
 
@@ -224,7 +219,7 @@ class InDoubtCalls(Capability):
 			tool: Its tool's record.
 		"""
 		ctx: RunContext = run  # type: ignore[assignment]  # the loop's run context
-		if ctx.human is None or not _records(ctx.port):
+		if ctx.human is None or not journaled(ctx.port):
 			return ()
 		return [step_key("indoubt", ctx.step, ctx.command_index, call.tool)]
 
@@ -244,7 +239,7 @@ class InDoubtCalls(Capability):
 	async def _inside(
 		self, run: Run, call: CallTool, tool: ToolSpec, calling: CallingRun, work: ToolWork
 	) -> dict[str, Any]:
-		records = _records(run.port)
+		records = journaled(run.port)
 		policy: InDoubt = tool.in_doubt if records else "retry"
 		# A call retried in doubt for its idempotency key is retried only while the service keeps
 		# the key: its start is recorded too, and one begun longer ago asks a person.
