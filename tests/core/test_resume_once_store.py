@@ -14,6 +14,7 @@ import pytest
 
 from openmolt import ConfigurationError, OpenMolt
 from openmolt_core.testing import ScriptedModel, call_tool, finish
+from tests.core.test_resume_once import _refunding  # the parked refund both files resume
 
 pytestmark = pytest.mark.anyio
 
@@ -57,30 +58,6 @@ async def test_a_copy_of_a_park_its_run_went_on_from_and_parked_again_in_is_refu
 	with pytest.raises(ConfigurationError, match="waits no longer"):
 		await second.resume(saved, decision=copy_one.approve())
 	assert ran == [100]
-
-
-def _refunding(store: Any, ran: list[str]) -> Any:
-	"""An instance on ``store`` whose agent asks which order, then refunds it."""
-	from openmolt import HumanInputUnavailable
-	from openmolt_core.testing import ask_human
-
-	def later(question: str) -> str:
-		raise HumanInputUnavailable(question)
-
-	def refund(order: str) -> str:
-		"""Refund an order.
-
-		Args:
-			order: The order.
-		"""
-		ran.append(order)
-		return "refunded"
-
-	model = ScriptedModel(
-		[ask_human("Which order?"), call_tool("local.refund", order="A1"), finish("done")] * 2
-	)
-	om = OpenMolt(entry_points=False, run_store=store)
-	return om.create_agent(name="Clerk", model=model, tools=[refund], on_human_input_request=later)
 
 
 @pytest.mark.parametrize("answer", ["A1", None])
