@@ -145,3 +145,19 @@ def test_stripe_writes_retry_for_a_day_and_twilio_sends_ask() -> None:
 	assert lifetimes["stripe.createPaymentIntent"] == DAY
 	assert lifetimes["stripe.retrieve"] is None  # a read: no key to outlive
 	assert lifetimes["twilio.sendMessage"] is None  # no key at all: it asks anyway
+
+
+async def test_a_durable_port_an_observer_wraps_still_finds_the_call_in_doubt() -> None:
+	"""The in-doubt calls attach to a run by its port being journaled (`durability.journaled`),
+	which sees through a forwarding port (an observer's wrapper, the redacting one): wrapped, the
+	charge begun 25 h ago is still not made again, and the run parks on why."""
+	from openmolt_core.durability import ForwardingPort
+
+	sent: list[str] = []
+	agent, http = _payer(sent, DAY)
+	inner = _StartedPort(DAY + 3600)
+	result = await agent.execute(agent.new_state("pay"), port=ForwardingPort(inner))
+	await http.aclose()
+	assert sent == []
+	assert inner.starts == ["tool:1:0:pay.charge"]
+	assert result.status == "human_input_required"
