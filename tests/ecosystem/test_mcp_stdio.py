@@ -403,12 +403,13 @@ def test_a_flood_on_a_servers_stderr_reaches_ours_bounded_and_said_so() -> None:
 	now = [0.0]
 	sink = io.StringIO()
 	pipe = _relay(sink, Masker(frozenset()), "flood", clock=lambda: now[0])
+	# Taken as the relay starts it: once the pipe is closed it may end before it is looked for.
+	(pump,) = [t for t in threading.enumerate() if t.name == "openmolt-mcp-stderr-flood"]
 	pipe.write(("x" * 999 + "\n") * 4096)  # 4 MB in one window
 	pipe.flush()
 	now[0] = 61.0
 	pipe.write("later\n")
 	pipe.close()
-	(pump,) = [t for t in threading.enumerate() if t.name == "openmolt-mcp-stderr-flood"]
 	pump.join(20)
 	assert not pump.is_alive()
 	out = sink.getvalue()
