@@ -1458,7 +1458,10 @@ async def test_google_ads_uploads_click_conversions_and_customer_match_contacts(
 		assert request.method == "POST"
 		assert request.headers["developer-token"] == "dev-token-abc"
 		text = request.content.decode().lower()
-		assert "silva" not in text and "ana" not in text and "7946" not in text
+		# The phone in no spelling (as given, or E.164); four digits alone also match by chance in
+		# the job's external id, a number drawn from the run's random idempotency key.
+		assert "silva" not in text and "ana" not in text
+		assert "7946-0958" not in text and "79460958" not in text
 	assert str(upload.url) == f"{base}:uploadClickConversions"
 	assert body(upload) == {
 		"conversions": [
